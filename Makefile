@@ -1,0 +1,29 @@
+# Two-command quick start: `make train` and `make test` (each creates .venv if absent).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+GIN    ?= atari.gin
+ARGS   ?=
+
+.PHONY: train test install clean-venv
+
+$(PY):
+	@$(PYTHON) tools/check_python.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+
+$(STAMP): $(PY) setup.py
+	$(PY) -m pip install -e '.[dev,plot]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+train: $(STAMP)
+	$(PY) -m paac_tf.train --gin_file=$(GIN) $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest tests -q $(ARGS)
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,38 @@
+"""paac_tf: efficient parallel deep RL (PAAC and Ape-X) on TensorFlow 2 / Keras."""
+import sys
+
+SUPPORTED = ((3, 9), (3, 11))
+if not (SUPPORTED[0] <= sys.version_info[:2] <= SUPPORTED[1]):
+    sys.exit(
+        "paac_tf supports Python 3.9 to 3.11 only (the TensorFlow 2.15 / dm-reverb "
+        "0.14 wheels exist for these); this is Python %d.%d. Install Python 3.11 and "
+        "retry." % sys.version_info[:2])
+
+from setuptools import find_packages, setup  # noqa: E402
+
+setup(
+    name="paac_tf",
+    version="0.1.0",
+    description="Efficient parallel deep RL: PAAC and Ape-X on TensorFlow 2 / Keras",
+    long_description=open("README.md").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["paac_tf", "paac_tf.*"]),
+    package_data={"paac_tf": ["data/*.csv", "data/*.md"]},
+    python_requires=">=3.9,<3.12",
+    # Pinned together: tf-agents 0.19 and dm-reverb 0.14 are built against TF 2.15.
+    install_requires=[
+        "tensorflow==2.15.1",
+        "tf-agents[reverb]==0.19.0",
+        "gymnasium>=1.0,<2",
+        "ale-py>=0.11.1",
+        "gin-config==0.5.0",
+        "absl-py",
+        "numpy<2",
+        "pillow",
+        "psutil",
+    ],
+    extras_require={
+        "dev": ["pytest", "pytest-timeout", "hypothesis"],
+        "plot": ["matplotlib"],
+    },
+)
