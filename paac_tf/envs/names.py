@@ -9,8 +9,10 @@ import difflib
 import functools
 import re
 
+from paac_tf import errors
 
-class UnknownEnvironmentError(ValueError):
+
+class UnknownEnvironmentError(errors.UserError, ValueError):
   """The environment name is neither an Atari game nor a gymnasium id."""
 
 

@@ -1,0 +1,87 @@
+"""The PAAC agent: one batched action selection and one synchronous update.
+
+The whole update in one place (Clemente et al. 2017 and the original PAAC code):
+a rollout of t_max steps from n_e environments gives a batch of n_e * t_max samples;
+n-step bootstrapped returns (returns.py), advantage = R - V, policy loss with an
+entropy bonus and value loss (losses.py), RMSProp (decay 0.99, epsilon 0.1 inside the
+square root, as TF1's RMSProp and the original code) with the learning rate annealed
+linearly to 0, and global-norm gradient clipping. `act` and `train` are each one
+`tf.function` (XLA optional).
+"""
+import gin
+import tensorflow as tf
+
+from paac_tf.agents.paac import losses
+from paac_tf.agents.paac import returns as returns_lib
+
+
+@gin.configurable(module="paac")
+class PaacAgent(tf.Module):
+  """Holds the model, optimizer and RNG; exposes compiled `act` and `train`."""
+
+  def __init__(self, model, total_updates, learning_rate=0.0224, lr_anneal_updates=None,
+               rmsprop_decay=0.99, rmsprop_epsilon=0.1, entropy_coef=0.02, value_coef=0.25,
+               loss_scale=5.0, max_grad_norm=3.0, gamma=0.99, jit_compile=False, seed=0):
+    super().__init__(name="paac_agent")
+    self.model = model
+    self.gamma = float(gamma)
+    self.entropy_coef = float(entropy_coef)
+    self.value_coef = float(value_coef)
+    self.loss_scale = float(loss_scale)
+    self.max_grad_norm = float(max_grad_norm)
+    anneal = int(lr_anneal_updates or total_updates)
+    self.learning_rate = tf.keras.optimizers.schedules.PolynomialDecay(
+        float(learning_rate), decay_steps=max(anneal, 1), end_learning_rate=0.0, power=1.0)
+    # The legacy optimizer is TF1's ApplyRMSProp: lr * g / sqrt(ms + epsilon), as PAAC.
+    self.optimizer = tf.keras.optimizers.legacy.RMSprop(
+        learning_rate=self.learning_rate, rho=rmsprop_decay, epsilon=rmsprop_epsilon)
+    self.rng = tf.random.Generator.from_seed(seed)
+    self.act = tf.function(self._act, jit_compile=jit_compile)
+    self.train = tf.function(self._train, jit_compile=jit_compile)
+    self.greedy_act = tf.function(self._greedy_act)
+
+  def build_optimizer(self):
+    """Creates the optimizer's slots, so that a checkpoint restores them."""
+    self.optimizer._create_all_weights(self.model.trainable_variables)  # pylint: disable=protected-access
+
+  def _act(self, observation):
+    """obs [B, ...] -> (actions int64 [B], values [B]); samples from the policy."""
+    logits, values = self.model(observation)
+    seeds = self.rng.uniform_full_int([2], tf.int32)
+    actions = tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0]
+    return actions, values
+
+  def _greedy_act(self, observation):
+    logits, values = self.model(observation)
+    return tf.argmax(logits, axis=-1), values
+
+  def _train(self, observations, actions, rewards, discounts, next_is_last, is_last, values):
+    """One synchronous update on a rollout.
+
+    observations [T, B, ...], actions [T, B], rewards/discounts/next_is_last/is_last [T, B]
+    (see returns.py), values [T + 1, B] from action selection under the same weights.
+    """
+    num_steps, batch = actions.shape[0], actions.shape[1]
+    returns = returns_lib.n_step_returns(rewards, discounts, next_is_last, values, self.gamma)
+    mask = tf.reshape(returns_lib.valid_mask(is_last), [-1])
+    flat_obs = tf.reshape(observations, [num_steps * batch] + observations.shape[2:].as_list())
+    flat_returns = tf.reshape(returns, [-1])
+    flat_actions = tf.reshape(actions, [-1])
+    with tf.GradientTape() as tape:
+      logits, value_pred = self.model(flat_obs, training=True)
+      advantages = returns_lib.advantages(flat_returns, value_pred)
+      policy = losses.policy_loss(logits, flat_actions, advantages, mask)
+      value = losses.value_loss(value_pred, flat_returns, mask)
+      ent = losses.entropy(logits, mask)
+      total = losses.total_loss(policy, value, ent, self.entropy_coef, self.value_coef,
+                                self.loss_scale)
+    variables = self.model.trainable_variables
+    grads = tape.gradient(total, variables)
+    grads, global_norm = tf.clip_by_global_norm(grads, self.max_grad_norm)
+    lr = self.learning_rate(self.optimizer.iterations)
+    self.optimizer.apply_gradients(zip(grads, variables))
+    return {
+        "Losses/policy": policy, "Losses/value": value, "Losses/entropy": ent,
+        "Losses/total": total, "Optimizer/learning_rate": lr,
+        "Optimizer/global_norm": global_norm,
+    }

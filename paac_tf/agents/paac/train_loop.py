@@ -1,0 +1,178 @@
+"""PAAC training loop: n_e environments, t_max-step rollouts, one update per rollout.
+
+Per rollout: t_max batched action selections (one compiled call each, for all n_e
+environments), t_max batched environment steps, then one compiled synchronous update on
+the n_e * t_max batch. Summaries, checkpoints, exports and the stop-on-signal check run
+between updates only, never inside the rollout.
+"""
+import os
+import time
+
+from absl import logging
+import gin
+import numpy as np
+import tensorflow as tf
+from tf_agents.trajectories import time_step as ts
+
+from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.envs import environment
+from paac_tf.networks import actor_critic
+from paac_tf.runtime import checkpointing
+from paac_tf import errors
+from paac_tf.runtime import progress as progress_lib
+from paac_tf.runtime import signals
+from paac_tf.runtime import summaries
+
+LAST = int(ts.StepType.LAST)
+
+
+@gin.configurable(module="paac")
+def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
+               network="arch_nips", mlp_units=(64, 64), checkpoint_interval=1_000_000,
+               keep_checkpoints=3, summary_interval=20, export_interval=None,
+               stop_at_average_return=None, exporter=None):
+  """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
+
+  Args:
+    root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
+    env_name: Atari game (`Pong`, `PongNoFrameskip-v4`, `ALE/Pong-v5`) or gymnasium id.
+    total_steps: agent steps to train for (one agent step = frameskip frames on Atari).
+    checkpoint_interval: agent steps between checkpoints.
+    summary_interval: updates between summaries.
+    export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
+    stop_at_average_return: stop early once the last 100 episodes average at least this.
+    exporter: callable(agent, env, step) used for exports (given by the entry point).
+  Returns:
+    dict with final env_steps, updates and average return.
+  """
+  train_dir = os.path.join(root_dir, "train")
+  run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
+                "num_envs": int(num_envs), "t_max": int(t_max)}
+  checkpointing.check_run_config(train_dir, run_config)
+  batch_steps = int(num_envs)
+  total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
+
+  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                     seed=seed)
+  try:
+    obs_spec = env.observation_spec()
+    model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
+                                            mlp_units=mlp_units)
+    agent = agent_lib.PaacAgent(model, total_updates=total_updates, seed=seed)
+    agent.build_optimizer()
+    env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
+    episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
+    checkpointer = checkpointing.Checkpointer(
+        train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
+        rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
+    restored = checkpointer.restore_latest()
+    if restored:
+      logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
+                   int(agent.optimizer.iterations.numpy()))
+      # New episodes on resume: reseed the environments from the step count.
+      env.close()
+      env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                         seed=seed + int(env_steps.numpy()))
+    return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
+                batch_steps, t_max, checkpoint_interval, summary_interval, export_interval,
+                stop_at_average_return, exporter)
+  finally:
+    env.close()
+
+
+def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, batch_steps,
+         t_max, checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
+         exporter):
+  writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
+  window = summaries.EpisodeWindow(100)
+  steps = int(env_steps.numpy())
+  progress = progress_lib.Progress(total_steps, start_step=steps)
+  stop = signals.StopRequest()
+  next_checkpoint = (steps // checkpoint_interval + 1) * checkpoint_interval
+  next_export = (steps // export_interval + 1) * export_interval if export_interval else None
+  last_saved = steps
+  time_step = env.reset()
+  metrics = None
+  actions, values = agent.act(time_step.observation)
+  perf_t, perf_steps = time.monotonic(), steps
+  reason = "done"
+  try:
+    while steps < total_steps:
+      obs, acts, rewards, discounts, next_last, is_last, vals = [], [], [], [], [], [], []
+      for _ in range(t_max):
+        action_np = actions.numpy()
+        obs.append(time_step.observation)
+        acts.append(action_np)
+        is_last.append(time_step.step_type == LAST)
+        vals.append(values)
+        time_step = env.step(action_np)
+        rewards.append(time_step.reward)
+        discounts.append(time_step.discount)
+        next_last.append(time_step.step_type == LAST)
+        actions, values = agent.act(time_step.observation)
+      vals.append(values)
+      metrics = agent.train(np.stack(obs), np.stack(acts), np.stack(rewards),
+                            np.stack(discounts), np.stack(next_last), np.stack(is_last),
+                            tf.stack(vals))
+      steps += batch_steps * t_max
+      updates = int(agent.optimizer.iterations.numpy())
+      window.add(env.pop_finished_episodes())
+
+      if updates % summary_interval == 0:
+        values_np = _checked_metrics(metrics, updates)
+        now = time.monotonic()
+        values_np["Perf/steps_per_second"] = (steps - perf_steps) / max(now - perf_t, 1e-9)
+        perf_t, perf_steps = now, steps
+        writer.scalars(values_np, updates)
+        env_steps.assign(steps)
+        episodes_done.assign(window.total)
+        writer.episode_metrics(window, updates, steps)
+      progress.update(steps, window.average_return)
+
+      if steps >= next_checkpoint:
+        _checked_metrics(metrics, updates)
+        env_steps.assign(steps)
+        checkpointer.save(steps)
+        last_saved = steps
+        next_checkpoint += checkpoint_interval
+      if next_export is not None and steps >= next_export and exporter is not None:
+        exporter(agent, env, steps)
+        next_export += export_interval
+      if stop_at_average_return is not None and len(window.returns) >= 100 and (
+          window.average_return >= stop_at_average_return):
+        reason = "target"
+        break
+      if stop.requested:
+        reason = "signal"
+        break
+  finally:
+    stop.restore()
+    progress.update(steps, window.average_return, force=True)
+    progress.close()
+    writer.flush()
+  env_steps.assign(steps)
+  episodes_done.assign(window.total)
+  writer.episode_metrics(window, int(agent.optimizer.iterations.numpy()), steps)
+  writer.close()
+  if steps != last_saved:
+    _checked_metrics(metrics, int(agent.optimizer.iterations.numpy()))
+    checkpointer.save(steps)
+  if exporter is not None:
+    exporter(agent, env, steps)
+  logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
+               reason, steps, len(window.returns), window.average_return)
+  return {"env_steps": steps, "updates": int(agent.optimizer.iterations.numpy()),
+          "average_return": window.average_return, "reason": reason}
+
+
+def _checked_metrics(metrics, updates):
+  """The metrics as numbers; stops training on a non-finite loss or gradient norm."""
+  if metrics is None:
+    return {}
+  values = {k: float(v.numpy()) for k, v in metrics.items()}
+  if not (np.isfinite(values["Losses/total"]) and np.isfinite(values["Optimizer/global_norm"])):
+    raise errors.TrainingDivergedError(
+        "Loss or gradient norm is not finite at update %d (%s). Training stopped; the last "
+        "good checkpoint is kept untouched. Lower the learning rate or check the rewards."
+        % (updates, ", ".join("%s=%g" % kv for kv in values.items())))
+  return values

@@ -1,0 +1,30 @@
+"""Keras actor-critic model: a torso with a policy-logits head and a scalar value head."""
+import tensorflow as tf
+
+from paac_tf.networks import torsos
+
+
+class ActorCritic(tf.keras.Model):
+  """obs -> (policy logits [B, A], value [B])."""
+
+  def __init__(self, num_actions, observation_shape, torso="arch_nips", mlp_units=(64, 64)):
+    super().__init__(name="actor_critic")
+    self.torso_name = torso
+    self.num_actions = int(num_actions)
+    self.observation_shape = tuple(int(d) for d in observation_shape)
+    self.torso = torsos.make_torso(torso, self.observation_shape, mlp_units)
+    self.policy_head = tf.keras.layers.Dense(
+        num_actions, name="policy_logits",
+        kernel_initializer=tf.keras.initializers.VarianceScaling(0.01))
+    self.value_head = tf.keras.layers.Dense(1, name="value")
+
+  def call(self, observation, training=False):
+    features = self.torso(observation, training=training)
+    return self.policy_head(features), tf.squeeze(self.value_head(features), -1)
+
+
+def build_actor_critic(num_actions, observation_spec, torso="arch_nips", mlp_units=(64, 64)):
+  """Creates the model and its variables (one call on a zero batch)."""
+  model = ActorCritic(num_actions, observation_spec.shape, torso, mlp_units)
+  model(tf.zeros((1,) + tuple(observation_spec.shape), observation_spec.dtype))
+  return model

@@ -1,0 +1,36 @@
+"""Keras dueling Q-network (Wang et al. 2016): Q = V + A - mean(A)."""
+import tensorflow as tf
+
+from paac_tf.networks import torsos
+
+
+class DuelingQ(tf.keras.Model):
+  """obs -> Q values [B, A]."""
+
+  def __init__(self, num_actions, observation_shape, torso="arch_nature", mlp_units=(64, 64),
+               head_units=None):
+    super().__init__(name="dueling_q")
+    self.torso_name = torso
+    self.num_actions = int(num_actions)
+    self.observation_shape = tuple(int(d) for d in observation_shape)
+    self.torso = torsos.make_torso(torso, self.observation_shape, mlp_units)
+    dense = tf.keras.layers.Dense
+    self.value_hidden = dense(head_units, activation="relu", name="value_hidden") if head_units else None
+    self.adv_hidden = dense(head_units, activation="relu", name="adv_hidden") if head_units else None
+    self.value_head = dense(1, name="value")
+    self.advantage_head = dense(num_actions, name="advantage")
+
+  def call(self, observation, training=False):
+    h = self.torso(observation, training=training)
+    hv = self.value_hidden(h) if self.value_hidden is not None else h
+    ha = self.adv_hidden(h) if self.adv_hidden is not None else h
+    value = self.value_head(hv)
+    adv = self.advantage_head(ha)
+    return value + adv - tf.reduce_mean(adv, axis=-1, keepdims=True)
+
+
+def build_dueling_q(num_actions, observation_spec, torso="arch_nature", mlp_units=(64, 64),
+                    head_units=None):
+  model = DuelingQ(num_actions, observation_spec.shape, torso, mlp_units, head_units)
+  model(tf.zeros((1,) + tuple(observation_spec.shape), observation_spec.dtype))
+  return model

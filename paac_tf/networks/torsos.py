@@ -1,0 +1,72 @@
+"""Feature extractors shared by the actor-critic (PAAC) and dueling-Q (Ape-X) models.
+
+Image torsos take uint8 NHWC frame stacks and scale them to [0, 1] inside the model,
+so that callers (and SavedModel users) feed observations exactly as the env gives them.
+"""
+import tensorflow as tf
+
+layers = tf.keras.layers
+
+TORSOS = ("arch_nips", "arch_nature", "mlp")
+
+
+class ScaleUint8(layers.Layer):
+  """uint8 pixels -> float32 in [0, 1]."""
+
+  def call(self, x):
+    return tf.cast(x, tf.float32) * (1.0 / 255.0)
+
+
+class ToFloat32(layers.Layer):
+
+  def call(self, x):
+    return tf.cast(x, tf.float32)
+
+
+def arch_nips(name="arch_nips"):
+  """PAAC / DQN-NIPS torso: conv 16 8x8/4, conv 32 4x4/2, fc 256."""
+  return tf.keras.Sequential([
+      ScaleUint8(name="scale"),
+      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1"),
+      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2"),
+      layers.Flatten(name="flatten"),
+      layers.Dense(256, activation="relu", name="fc"),
+  ], name=name)
+
+
+def arch_nature(name="arch_nature"):
+  """Nature-DQN torso: conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512."""
+  return tf.keras.Sequential([
+      ScaleUint8(name="scale"),
+      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1"),
+      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2"),
+      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3"),
+      layers.Flatten(name="flatten"),
+      layers.Dense(512, activation="relu", name="fc"),
+  ], name=name)
+
+
+def mlp(hidden_units=(64, 64), activation="tanh", name="mlp"):
+  """MLP torso for vector observations (cast to float32 inside)."""
+  model = [ToFloat32(name="to_float")]
+  model += [layers.Dense(u, activation=activation, name="fc%d" % i)
+            for i, u in enumerate(hidden_units)]
+  return tf.keras.Sequential(model, name=name)
+
+
+def make_torso(torso, observation_shape, mlp_units=(64, 64)):
+  """Builds a torso by name and checks that it fits the observation shape."""
+  image = len(observation_shape) == 3
+  if torso in ("arch_nips", "arch_nature") and not image:
+    raise ValueError("Network %r needs image observations (H, W, C); this environment "
+                     "gives shape %s: use network='mlp'." % (torso, tuple(observation_shape)))
+  if torso == "mlp" and len(observation_shape) > 1:
+    raise ValueError("Network 'mlp' needs vector observations; this environment gives "
+                     "shape %s: use 'arch_nips' or 'arch_nature'." % (tuple(observation_shape),))
+  if torso == "arch_nips":
+    return arch_nips()
+  if torso == "arch_nature":
+    return arch_nature()
+  if torso == "mlp":
+    return mlp(tuple(mlp_units))
+  raise ValueError("Unknown network %r; choose one of %s." % (torso, ", ".join(TORSOS)))

@@ -1,0 +1,66 @@
+"""Gin configuration: locating files, parsing with clear errors, saving the operative config.
+
+`import gin.tf` would pull in tf.estimator, so this project registers what gin needs itself
+and only imports plain `gin`.
+"""
+import difflib
+import os
+
+import gin
+
+from paac_tf import errors
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_CONFIGS = os.path.join(os.path.dirname(PACKAGE_DIR), "configs")
+
+
+def config_dirs():
+  dirs = [os.path.join(os.getcwd(), "configs"), REPO_CONFIGS]
+  return [d for i, d in enumerate(dirs) if os.path.isdir(d) and d not in dirs[:i]]
+
+
+def available_configs():
+  names = set()
+  for d in config_dirs():
+    names.update(f for f in os.listdir(d) if f.endswith(".gin"))
+  return sorted(names)
+
+
+def resolve_gin_file(name):
+  """A path as given if it exists; else a bare name looked up in configs/."""
+  if os.path.isfile(name):
+    return os.path.abspath(name)
+  for d in config_dirs():
+    candidate = os.path.join(d, name)
+    if os.path.isfile(candidate):
+      return candidate
+    if not name.endswith(".gin") and os.path.isfile(candidate + ".gin"):
+      return candidate + ".gin"
+  known = available_configs()
+  close = difflib.get_close_matches(os.path.basename(name), known, n=3, cutoff=0.4)
+  raise errors.ConfigError(
+      "Gin file %r not found (looked in the current directory and in %s).%s Available: %s." % (
+          name, ", ".join(config_dirs()) or "configs/",
+          (" Did you mean %s?" % ", ".join(close)) if close else "",
+          ", ".join(known) or "none"))
+
+
+def parse(gin_files, gin_bindings):
+  """Parses files then bindings; any gin error becomes a ConfigError naming the line."""
+  paths = [resolve_gin_file(f) for f in (gin_files or [])]
+  try:
+    gin.parse_config_files_and_bindings(paths, list(gin_bindings or []), finalize_config=False)
+  except (ValueError, SyntaxError, TypeError, KeyError, ImportError) as e:
+    message = str(e).strip()
+    raise errors.ConfigError("Bad gin configuration: %s" % message) from None
+  return paths
+
+
+def write_operative_config(root_dir):
+  """Writes the operative config (values actually used) to root_dir/operative_config.gin."""
+  path = os.path.join(root_dir, "operative_config.gin")
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    f.write(gin.operative_config_str())
+  os.replace(tmp, path)
+  return path

@@ -1,0 +1,78 @@
+r"""Trains an agent: `python -m paac_tf.train --gin_file=atari.gin [--gin_bindings=...]`.
+
+The user-facing gin contract, for every algorithm's config:
+  train_eval.env_name    the Atari game or gymnasium id
+  train_eval.total_steps agent steps (one agent step = frameskip frames on Atari)
+  train_eval.algorithm   'paac' or 'apex'
+Outputs under --root_dir (default: a new folder under runs/): train/ (TensorBoard
+summaries, checkpoints), policies/ (SavedModels), operative_config.gin. Rerunning with the
+same --root_dir resumes from its latest checkpoint.
+"""
+import datetime
+import os
+import sys
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from paac_tf import errors
+
+FLAGS = flags.FLAGS
+flags.DEFINE_multi_string("gin_file", [], "Gin config file(s); a bare name is looked up in configs/.")
+flags.DEFINE_multi_string("gin_bindings", [], "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
+flags.DEFINE_string("root_dir", None, "Run directory (default: runs/<config>-<timestamp>).")
+
+
+def default_root_dir(gin_files):
+  stem = os.path.splitext(os.path.basename(gin_files[-1]))[0] if gin_files else "run"
+  stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+  return os.path.join("runs", "%s-%s" % (stem, stamp))
+
+
+def prepare_root_dir(root_dir):
+  """Creates root_dir; a clear error if it cannot be written."""
+  root_dir = os.path.abspath(os.path.expanduser(root_dir))
+  try:
+    os.makedirs(root_dir, exist_ok=True)
+    probe = os.path.join(root_dir, ".write_test")
+    with open(probe, "w") as f:
+      f.write("ok")
+    os.remove(probe)
+  except OSError as e:
+    raise errors.UserError("Cannot write to --root_dir %s (%s). Choose a writable directory."
+                           % (root_dir, e.strerror or e)) from None
+  return root_dir
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if not FLAGS.gin_file:
+    raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
+  # Imported here so that flag errors and --help stay fast.
+  from paac_tf import train_eval as train_eval_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf import configurables  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  root_dir = prepare_root_dir(FLAGS.root_dir or default_root_dir(FLAGS.gin_file))
+  logging.info("Run directory: %s", root_dir)
+  result = train_eval_lib.train_eval(root_dir=root_dir)
+  logging.info("Result: %s", result)
+
+
+def run_main(main_fn):
+  """absl app with user errors printed as one line and exit status 2."""
+  def wrapped(argv):
+    try:
+      return main_fn(argv)
+    except errors.UserError as e:
+      logging.error("%s", e)
+      sys.stderr.write("error: %s\n" % e)
+      sys.stderr.flush()
+      os._exit(2)  # pylint: disable=protected-access
+  app.run(wrapped)
+
+
+if __name__ == "__main__":
+  run_main(main)

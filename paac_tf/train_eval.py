@@ -1,0 +1,32 @@
+"""`train_eval`: the one gin-configured function behind `python -m paac_tf.train`."""
+import gin
+
+from paac_tf.runtime import config
+from paac_tf import errors
+
+ALGORITHMS = ("paac", "apex")
+
+
+@gin.configurable
+def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED, algorithm="paac",
+               seed=0):
+  """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`."""
+  from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
+  names.check_env_name(env_name)
+  if int(total_steps) <= 0:
+    raise errors.UserError("train_eval.total_steps must be positive, got %r." % (total_steps,))
+  if algorithm == "paac":
+    from paac_tf.agents.paac import train_loop  # pylint: disable=import-outside-toplevel
+    from paac_tf import export  # pylint: disable=import-outside-toplevel
+    run = lambda: train_loop.paac_train(root_dir, env_name, int(total_steps), seed=seed,
+                                        exporter=export.training_exporter(root_dir, env_name))
+  elif algorithm == "apex":
+    from paac_tf.apex import launcher  # pylint: disable=import-outside-toplevel
+    run = lambda: launcher.run_local(root_dir, env_name, int(total_steps), seed=seed)
+  else:
+    raise errors.UserError("Unknown train_eval.algorithm %r; choose one of %s."
+                           % (algorithm, ", ".join(ALGORITHMS)))
+  config.write_operative_config(root_dir)
+  result = run()
+  config.write_operative_config(root_dir)
+  return result
