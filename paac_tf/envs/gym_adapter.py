@@ -1,0 +1,210 @@
+"""One gymnasium environment as a non-batched TF-Agents PyEnvironment.
+
+Supported: any gymnasium env with a `Discrete` action space and a `Box` or `Discrete`
+observation space. Anything else (continuous `Box` actions, `MultiDiscrete`,
+`MultiBinary`, `Dict`, `Tuple`, ...) raises `UnsupportedSpaceError`.
+
+Semantics (TF-Agents conventions, with `handle_auto_reset=True`):
+- `reset()` returns FIRST (reward 0, discount 1); on the very first reset the gymnasium
+  env is reset with `seed=seed`, later resets continue its random stream;
+- `step()` returns MID while the episode goes on, and LAST when it ends, carrying the
+  true final observation: discount 0.0 if the env reported `terminated`, 1.0 if it
+  reported only `truncated` (time limit: learners should bootstrap);
+- the step after a LAST resets the env, returns its FIRST and ignores the action.
+
+Specs are derived from the spaces:
+- `Box` observation -> `BoundedArraySpec` with the space's shape, dtype and bounds
+  (infinite bounds become the dtype's extremes, as TF-Agents does); a float64 `Box`
+  is cast to float32 unless `cast_float64=False` (TensorFlow models want float32);
+- `Discrete(n, start)` observation -> int64 scalar spec with bounds [start, start+n-1];
+- `Discrete(n, start)` action -> int64 scalar `BoundedArraySpec` [0, n-1] named
+  "action": agents always see 0-based actions, `start` is added before stepping.
+"""
+import numpy as np
+from tf_agents.environments import py_environment
+from tf_agents.specs import array_spec
+from tf_agents.trajectories import time_step as ts
+
+from paac_tf import errors
+
+
+
+def _constant(value, dtype):
+  """A read-only 0-d array: shared by all time steps, so it must not be mutated."""
+  array = np.array(value, dtype)
+  array.setflags(write=False)
+  return array
+
+
+FIRST, MID, LAST = (_constant(ts.StepType.FIRST, np.int32), _constant(ts.StepType.MID, np.int32),
+                    _constant(ts.StepType.LAST, np.int32))
+_ZERO = _constant(0.0, np.float32)
+_ONE = _constant(1.0, np.float32)
+
+
+class UnsupportedSpaceError(errors.UserError, ValueError):
+  """A gymnasium env has an observation or action space this adapter cannot represent."""
+
+
+def _import_gymnasium_for(env_id):
+  """Imports gymnasium; registers ale-py's envs first when `env_id` is an `ALE/...` id."""
+  import gymnasium  # pylint: disable=import-outside-toplevel
+  if isinstance(env_id, str) and env_id.startswith("ALE/"):
+    import ale_py  # pylint: disable=import-outside-toplevel
+    gymnasium.register_envs(ale_py)
+  return gymnasium
+
+
+def env_id_of(env):
+  """A readable identifier for a gymnasium env instance (its registered id if any)."""
+  spec = getattr(env, "spec", None)
+  if spec is not None and getattr(spec, "id", None):
+    return spec.id
+  return type(getattr(env, "unwrapped", env)).__name__
+
+
+def observation_spec_from_space(space, env_id="<env>", cast_float64=True):
+  """`BoundedArraySpec` named "observation" for a Box or Discrete observation space."""
+  from gymnasium import spaces  # pylint: disable=import-outside-toplevel
+  if isinstance(space, spaces.Box):
+    dtype = np.dtype(space.dtype)
+    low, high = np.asarray(space.low), np.asarray(space.high)
+    if dtype == np.float64 and cast_float64:
+      dtype = np.dtype(np.float32)
+      info = np.finfo(np.float32)
+      low = np.clip(low, info.min, info.max)   # +-inf stay +-inf; huge finite bounds clip
+      high = np.clip(high, info.min, info.max)
+    return array_spec.BoundedArraySpec(space.shape, dtype, _compact(low), _compact(high),
+                                       name="observation")
+  if isinstance(space, spaces.Discrete):
+    start = int(space.start)
+    return array_spec.BoundedArraySpec((), np.int64, start, start + int(space.n) - 1,
+                                       name="observation")
+  raise UnsupportedSpaceError(
+      "Unsupported observation space %s of environment %r: only Box and Discrete "
+      "observation spaces are supported." % (space, env_id))
+
+
+def action_spec_from_space(space, env_id="<env>"):
+  """0-based int64 scalar `BoundedArraySpec` named "action" for a Discrete action space."""
+  from gymnasium import spaces  # pylint: disable=import-outside-toplevel
+  if isinstance(space, spaces.Discrete):
+    return array_spec.BoundedArraySpec((), np.int64, 0, int(space.n) - 1, name="action")
+  kind = ("continuous Box" if isinstance(space, spaces.Box) else type(space).__name__)
+  raise UnsupportedSpaceError(
+      "Unsupported action space %s (%s) of environment %r: only Discrete action spaces "
+      "are supported." % (space, kind, env_id))
+
+
+def _compact(bound):
+  """A scalar when all elements of a bound are equal (keeps specs readable), else the array."""
+  bound = np.asarray(bound)
+  if bound.size and np.all(bound == bound.flat[0]):
+    return bound.flat[0]
+  return bound
+
+
+class GymnasiumPyEnvironment(py_environment.PyEnvironment):
+  """A gymnasium env with Discrete actions as a non-batched TF-Agents PyEnvironment.
+
+  Args:
+    env: a registered gymnasium id (e.g. "CartPole-v1"; `ALE/...` ids register ale-py
+      themselves) or a `gymnasium.Env` instance, which this object then owns (closes).
+    seed: passed as `reset(seed=seed)` on the first reset only; None: unseeded.
+    max_episode_steps: time limit given to `gymnasium.make` (only when `env` is an id).
+    cast_float64: cast float64 Box observations (and their bounds) to float32.
+    env_kwargs: extra keyword arguments for `gymnasium.make` (only when `env` is an id).
+    handle_auto_reset: TF-Agents auto reset (the step after LAST resets); keep True
+      unless a wrapper resets the env itself.
+  """
+
+  def __init__(self, env, seed=None, max_episode_steps=None, cast_float64=True,
+               env_kwargs=None, handle_auto_reset=True):
+    super().__init__(handle_auto_reset=handle_auto_reset)
+    if isinstance(env, str):
+      gymnasium = _import_gymnasium_for(env)
+      self._env_id = env
+      self._env = gymnasium.make(env, max_episode_steps=max_episode_steps, **(env_kwargs or {}))
+    else:
+      if max_episode_steps is not None or env_kwargs:
+        raise ValueError("max_episode_steps and env_kwargs apply only when `env` is an id; "
+                         "configure the given env instance itself.")
+      self._env = env
+      self._env_id = env_id_of(env)
+    try:
+      self._observation_spec = observation_spec_from_space(
+          self._env.observation_space, self._env_id, cast_float64)
+      self._action_spec = action_spec_from_space(self._env.action_space, self._env_id)
+    except UnsupportedSpaceError:
+      self._env.close()
+      raise
+    self._action_start = int(self._env.action_space.start)
+    self._obs_dtype = self._observation_spec.dtype
+    self._seed = None if seed is None else int(seed)
+    self._seed_pending = True    # the seed is applied on the first reset only
+    self._info = {}
+    self._closed = False
+
+  # --- PyEnvironment API -------------------------------------------------------
+  def observation_spec(self):
+    return self._observation_spec
+
+  def action_spec(self):
+    return self._action_spec
+
+  def reward_spec(self):
+    return array_spec.ArraySpec((), np.float32, name="reward")
+
+  def _reset(self):
+    if self._seed_pending:
+      self._seed_pending = False
+      obs, self._info = self._env.reset(seed=self._seed)
+    else:
+      obs, self._info = self._env.reset()
+    return ts.TimeStep(FIRST, _ZERO, _ONE, self._convert_obs(obs))
+
+  def _step(self, action):
+    obs, reward, terminated, truncated, self._info = self._env.step(
+        int(action) + self._action_start)
+    obs = self._convert_obs(obs)
+    reward = np.asarray(reward, np.float32)
+    if terminated:
+      return ts.TimeStep(LAST, reward, _ZERO, obs)
+    if truncated:
+      return ts.TimeStep(LAST, reward, _ONE, obs)
+    return ts.TimeStep(MID, reward, _ONE, obs)
+
+  def _convert_obs(self, obs):
+    return np.asarray(obs, dtype=self._obs_dtype)
+
+  def seed(self, seed):
+    """Seeds the next reset (gymnasium envs are seeded through `reset(seed=...)`)."""
+    self._seed = None if seed is None else int(seed)
+    self._seed_pending = True
+
+  def get_info(self):
+    """The gymnasium `info` dict of the latest reset or step."""
+    return self._info
+
+  def render(self, mode="rgb_array"):
+    del mode  # gymnasium fixes the render mode at construction
+    return self._env.render()
+
+  def close(self):
+    if not self._closed:
+      self._closed = True
+      self._env.close()
+
+  # --- extras --------------------------------------------------------------------
+  @property
+  def gym_env(self):
+    """The wrapped gymnasium env."""
+    return self._env
+
+  @property
+  def env_id(self):
+    return self._env_id
+
+  @property
+  def num_actions(self):
+    return int(self._action_spec.maximum) + 1
