@@ -67,7 +67,7 @@ class Checkpointer:
         if failures:
           logging.warning("Skipped unreadable newer checkpoint(s): %s", "; ".join(failures))
         return path
-      except (tf.errors.OpError, ValueError, AssertionError) as e:
+      except Exception as e:  # pylint: disable=broad-except  (corrupt files raise many types)
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         if isinstance(e, AssertionError) or "not found in checkpoint" in str(e) or (
             "Shapes" in str(e) or "shape" in str(e)):

@@ -4,13 +4,14 @@ The whole update in one place (Clemente et al. 2017 and the original PAAC code):
 a rollout of t_max steps from n_e environments gives a batch of n_e * t_max samples;
 n-step bootstrapped returns (returns.py), advantage = R - V, policy loss with an
 entropy bonus and value loss (losses.py), RMSProp (decay 0.99, epsilon 0.1 inside the
-square root, as TF1's RMSProp and the original code) with the learning rate annealed
+square root, as TF1's RMSProp and the original code; agents/optimizers.py) with the learning rate annealed
 linearly to 0, and global-norm gradient clipping. `act` and `train` are each one
 `tf.function` (XLA optional).
 """
 import gin
 import tensorflow as tf
 
+from paac_tf.agents import optimizers
 from paac_tf.agents.paac import losses
 from paac_tf.agents.paac import returns as returns_lib
 
@@ -32,17 +33,14 @@ class PaacAgent(tf.Module):
     anneal = int(lr_anneal_updates or total_updates)
     self.learning_rate = tf.keras.optimizers.schedules.PolynomialDecay(
         float(learning_rate), decay_steps=max(anneal, 1), end_learning_rate=0.0, power=1.0)
-    # The legacy optimizer is TF1's ApplyRMSProp: lr * g / sqrt(ms + epsilon), as PAAC.
-    self.optimizer = tf.keras.optimizers.legacy.RMSprop(
-        learning_rate=self.learning_rate, rho=rmsprop_decay, epsilon=rmsprop_epsilon)
+    # TF1's RMSProp, as the original code: lr * g / sqrt(ms + epsilon), ms starting at 1.
+    self.optimizer = optimizers.RMSProp(self.learning_rate, decay=rmsprop_decay,
+                                        epsilon=rmsprop_epsilon)
+    self.optimizer.build(self.model.trainable_variables)
     self.rng = tf.random.Generator.from_seed(seed)
     self.act = tf.function(self._act, jit_compile=jit_compile)
     self.train = tf.function(self._train, jit_compile=jit_compile)
     self.greedy_act = tf.function(self._greedy_act)
-
-  def build_optimizer(self):
-    """Creates the optimizer's slots, so that a checkpoint restores them."""
-    self.optimizer._create_all_weights(self.model.trainable_variables)  # pylint: disable=protected-access
 
   def _act(self, observation):
     """obs [B, ...] -> (actions int64 [B], values [B]); samples from the policy."""
@@ -78,8 +76,7 @@ class PaacAgent(tf.Module):
     variables = self.model.trainable_variables
     grads = tape.gradient(total, variables)
     grads, global_norm = tf.clip_by_global_norm(grads, self.max_grad_norm)
-    lr = self.learning_rate(self.optimizer.iterations)
-    self.optimizer.apply_gradients(zip(grads, variables))
+    lr = self.optimizer.apply_gradients(zip(grads, variables))
     return {
         "Losses/policy": policy, "Losses/value": value, "Losses/entropy": ent,
         "Losses/total": total, "Optimizer/learning_rate": lr,

@@ -1,0 +1,63 @@
+"""A restored PAAC checkpoint continues with the same weights, optimizer state and RNG."""
+import numpy as np
+from tf_agents.specs import array_spec
+
+from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.networks import actor_critic
+from paac_tf.runtime import checkpointing
+
+
+def _agent(seed):
+  spec = array_spec.ArraySpec((4,), np.float32)
+  model = actor_critic.build_actor_critic(2, spec, torso="mlp")
+  return agent_lib.PaacAgent(model, total_updates=100, learning_rate=0.01, seed=seed)
+
+
+def _batch(seed=0, t=5, b=3):
+  rng = np.random.default_rng(seed)
+  return (rng.normal(size=(t, b, 4)).astype(np.float32), rng.integers(0, 2, (t, b)),
+          rng.normal(size=(t, b)).astype(np.float32), np.ones((t, b), np.float32),
+          np.zeros((t, b), bool), np.zeros((t, b), bool),
+          rng.normal(size=(t + 1, b)).astype(np.float32))
+
+
+def _checkpointer(directory, agent):
+  return checkpointing.Checkpointer(directory, model=agent.model, optimizer=agent.optimizer,
+                                    rng=agent.rng)
+
+
+def test_restore_continues_with_identical_state(tmp_path):
+  a = _agent(seed=1)
+  for i in range(3):
+    a.train(*_batch(i))
+  a.act(np.zeros((3, 4), np.float32))
+  _checkpointer(str(tmp_path), a).save(15)
+
+  b = _agent(seed=2)
+  assert _checkpointer(str(tmp_path), b).restore_latest().endswith("ckpt-15")
+  assert int(b.optimizer.iterations.numpy()) == 3
+  for x, y in zip(a.optimizer.ms, b.optimizer.ms):
+    np.testing.assert_array_equal(x.numpy(), y.numpy())
+  np.testing.assert_array_equal(a.rng.state.numpy(), b.rng.state.numpy())
+  # The next update and the next sampled actions are the same in both.
+  ma, mb = a.train(*_batch(7)), b.train(*_batch(7))
+  np.testing.assert_allclose(float(ma["Losses/total"]), float(mb["Losses/total"]), rtol=1e-6)
+  for x, y in zip(a.model.get_weights(), b.model.get_weights()):
+    np.testing.assert_allclose(x, y, rtol=1e-6)
+  obs = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
+  np.testing.assert_array_equal(a.act(obs)[0].numpy(), b.act(obs)[0].numpy())
+
+
+def test_corrupt_latest_checkpoint_falls_back_to_previous(tmp_path):
+  a = _agent(seed=1)
+  ckpt = _checkpointer(str(tmp_path), a)
+  a.train(*_batch(0))
+  ckpt.save(5)
+  a.train(*_batch(1))
+  latest = ckpt.save(10)
+  with open(latest + ".data-00000-of-00001", "r+b") as f:
+    f.truncate(16)
+  b = _agent(seed=2)
+  restored = _checkpointer(str(tmp_path), b).restore_latest()
+  assert restored.endswith("ckpt-5")
+  assert int(b.optimizer.iterations.numpy()) == 1

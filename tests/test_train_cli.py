@@ -1,0 +1,150 @@
+"""`python -m paac_tf.train` end to end, as a user runs it (real processes, real envs)."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import REPO, run_module
+
+
+def _scalars(run_dir, tag):
+  """[(step, value)] of a scalar tag in run_dir/train's event files."""
+  out = []
+  for path in sorted(glob.glob(os.path.join(run_dir, "train", "events.out.tfevents*"))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == tag:
+          out.append((event.step, float(tf.make_ndarray(value.tensor))))
+  return sorted(out)
+
+
+def _checkpoint_steps(run_dir):
+  state = tf.train.get_checkpoint_state(os.path.join(run_dir, "train"))
+  if state is None:
+    return []
+  return [int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths]
+
+
+@pytest.mark.timeout(900)
+def test_cartpole_is_solved_through_the_cli(tmp_path):
+  root = str(tmp_path / "cartpole")
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root, timeout=900)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  returns = _scalars(root, "Metrics/AverageReturn")
+  assert returns, "no Metrics/AverageReturn summaries"
+  assert returns[-1][1] >= 475.0, returns[-5:]
+  assert os.path.exists(os.path.join(root, "operative_config.gin"))
+  assert glob.glob(os.path.join(root, "policies", "*", "*", "saved_model.pb"))
+
+
+@pytest.mark.timeout(600)
+def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
+  root = str(tmp_path / "pong")
+  proc = run_module("paac_tf.train", "--gin_file=atari.gin", "--root_dir=" + root,
+                    "--gin_bindings=train_eval.total_steps=2000",
+                    "--gin_bindings=paac_train.summary_interval=2", timeout=600)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  for tag in ("Losses/policy", "Losses/value", "Losses/entropy", "Losses/total",
+              "Optimizer/learning_rate", "Optimizer/global_norm", "Perf/steps_per_second"):
+    assert _scalars(root, tag), tag
+  steps = _checkpoint_steps(root)
+  assert steps and steps[-1] >= 2000, steps
+  assert os.path.exists(os.path.join(root, "operative_config.gin"))
+  with open(os.path.join(root, "operative_config.gin")) as f:
+    config = f.read()
+  assert "paac_train.network = 'arch_nips'" in config
+  assert "train_eval.env_name = 'Pong'" in config
+
+
+@pytest.mark.timeout(600)
+def test_sigint_saves_a_checkpoint_and_exits_0_then_rerun_resumes(tmp_path):
+  root = str(tmp_path / "interrupted")
+  args = [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
+          "--gin_bindings=paac_train.stop_at_average_return=None",
+          "--gin_bindings=paac_train.checkpoint_interval=10000000"]
+  proc = subprocess.Popen(args + ["--gin_bindings=train_eval.total_steps=10000000"], cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    deadline = time.time() + 240
+    while not glob.glob(os.path.join(root, "train", "events.out.tfevents*")):
+      assert proc.poll() is None, proc.stdout.read()[-3000:]
+      assert time.time() < deadline
+      time.sleep(0.5)
+    time.sleep(5)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+  assert proc.returncode == 0, out[-3000:]
+  saved = _checkpoint_steps(root)
+  assert len(saved) == 1 and saved[0] > 0, saved
+  step = saved[0]
+  rerun = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
+                     "--gin_bindings=paac_train.stop_at_average_return=None",
+                     "--gin_bindings=paac_train.checkpoint_interval=10000000",
+                     "--gin_bindings=train_eval.total_steps=%d" % (step + 1600))
+  assert rerun.returncode == 0, rerun.stderr[-3000:]
+  assert "Resuming at agent step %d" % step in rerun.stderr
+  assert _checkpoint_steps(root)[-1] == step + 1600
+
+
+def _expect_user_error(proc, *fragments):
+  assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  for fragment in fragments:
+    assert fragment in proc.stderr, proc.stderr[-2000:]
+
+
+def test_unknown_game_is_a_clear_error(tmp_path):
+  proc = run_module("paac_tf.train", "--gin_file=atari.gin", "--root_dir=%s" % tmp_path,
+                    "--gin_bindings=train_eval.env_name='Pongg'")
+  _expect_user_error(proc, "Unknown environment 'Pongg'", "Pong")
+
+
+def test_missing_gin_file_is_a_clear_error(tmp_path):
+  proc = run_module("paac_tf.train", "--gin_file=atarri.gin", "--root_dir=%s" % tmp_path)
+  _expect_user_error(proc, "atarri.gin", "not found", "atari.gin")
+
+
+def test_unknown_binding_is_a_clear_error(tmp_path):
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % tmp_path,
+                    "--gin_bindings=paac_train.num_envz=3")
+  _expect_user_error(proc, "num_envz")
+
+
+def test_gin_syntax_error_names_the_line(tmp_path):
+  bad = tmp_path / "bad.gin"
+  bad.write_text("train_eval.env_name = 'CartPole-v1'\ntrain_eval.total_steps = = 3\n")
+  proc = run_module("paac_tf.train", "--gin_file=%s" % bad, "--root_dir=%s" % (tmp_path / "r"))
+  _expect_user_error(proc, "line 2")
+
+
+def test_unwritable_root_dir_is_a_clear_error(tmp_path):
+  blocker = tmp_path / "file"
+  blocker.write_text("x")
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s/run" % blocker)
+  _expect_user_error(proc, "Cannot write to --root_dir")
+
+
+@pytest.mark.timeout(300)
+def test_resuming_with_another_network_is_refused_and_touches_nothing(tmp_path):
+  root = str(tmp_path / "run")
+  first = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
+                     "--gin_bindings=train_eval.total_steps=1600")
+  assert first.returncode == 0, first.stderr[-3000:]
+  before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(root, "**"), recursive=True)}
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
+                    "--gin_bindings=train_eval.total_steps=3200",
+                    "--gin_bindings=paac_train.mlp_units=(32,)",
+                    "--gin_bindings=paac_train.network='arch_nips'")
+  _expect_user_error(proc, "different configuration", "network")
+  after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(root, "**"), recursive=True)}
+  assert before == after
