@@ -1,15 +1,122 @@
-"""Builds batched environments from a name (placeholder: Atari vector path only)."""
-from paac_tf.envs import atari_vector
+"""Builds batched environments from a user-facing name (plain Python; entry points wrap it).
+
+- Atari game (`Pong`, `PongNoFrameskip-v4`, `ALE/Pong-v5`) with `atari_backend="vector"`:
+  `AtariVectorPyEnvironment`, ale-py's C++ vector env (`num_threads` C++ threads);
+- Atari game with `atari_backend="portable"`: gymnasium ALE envs stepped by `num_workers`
+  processes (`atari_portable.make_atari_portable_env`), same specs and action set;
+- any other registered gymnasium id: one `GymnasiumPyEnvironment` per slot stepped by
+  `num_workers` processes (`ParallelBatchedPyEnvironment`; 0 = in-process). The Atari
+  options (reward clipping, episodic life, no-ops, frame limit) do not apply there.
+
+All of them follow the project's batched-env contract (see `atari_vector.py`).
+"""
+import functools
+
 from paac_tf.envs import names
+
+ATARI_BACKENDS = ("vector", "portable")
+
+# Atari preprocessing fixed by both backends (the papers' protocol).
+ATARI_FRAMESKIP = 4
+ATARI_FRAME_STACK = 4
+ATARI_SCREEN_SIZE = 84
+ATARI_REPEAT_ACTION_PROBABILITY = 0.0
+
+
+def _check_backend(atari_backend):
+  if atari_backend not in ATARI_BACKENDS:
+    raise ValueError("Unknown atari_backend %r: use one of %s." %
+                     (atari_backend, ", ".join(repr(b) for b in ATARI_BACKENDS)))
 
 
 def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="vector",
                      num_threads=0, reward_clipping=True, episodic_life=False, noop_max=30,
                      max_episode_frames=108000):
-  game = names.check_env_name(env_name)
-  if isinstance(game, names.AtariGame) and atari_backend == "vector":
-    return atari_vector.AtariVectorPyEnvironment(
-        game.rom_id, num_envs, num_threads=num_threads, seed=seed,
-        reward_clipping=reward_clipping, episodic_life=episodic_life, noop_max=noop_max,
+  """Builds the batched PyEnvironment for `env_name` with n_e = `num_envs` environments.
+
+  Args:
+    env_name: an Atari game or a registered gymnasium id (see `names.check_env_name`;
+      an unknown name raises `names.UnknownEnvironmentError` listing close names).
+    num_envs: n_e, the batch size.
+    num_workers: n_w worker processes for the portable Atari and gymnasium paths (n_e must
+      be divisible by it; 0 = step in the calling process). Unused by the vector backend.
+    seed: environment i is seeded with `seed + i` (the vector backend seeds its pool).
+    atari_backend: "vector" (fast, C++) or "portable" (gymnasium, processes).
+    num_threads: C++ threads of the vector backend (0 = ale-py's default).
+    reward_clipping, episodic_life, noop_max, max_episode_frames: Atari only, see
+      `atari_vector.AtariVectorPyEnvironment`.
+
+  Returns:
+    A batched TF-Agents PyEnvironment with `num_actions`, `pop_finished_episodes()`,
+    `close()`.
+  """
+  _check_backend(atari_backend)
+  resolved = names.check_env_name(env_name)
+  num_envs, num_workers, seed = int(num_envs), int(num_workers), int(seed)
+  if num_envs < 1:
+    raise ValueError("num_envs must be >= 1, got %d." % num_envs)
+  if isinstance(resolved, names.AtariGame):
+    if atari_backend == "vector":
+      from paac_tf.envs import atari_vector  # pylint: disable=import-outside-toplevel
+      return atari_vector.AtariVectorPyEnvironment(
+          resolved.rom_id, num_envs, num_threads=int(num_threads), seed=seed,
+          reward_clipping=reward_clipping, episodic_life=episodic_life, noop_max=noop_max,
+          frameskip=ATARI_FRAMESKIP, frame_stack=ATARI_FRAME_STACK,
+          repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
+          max_episode_frames=max_episode_frames)
+    from paac_tf.envs import atari_portable  # pylint: disable=import-outside-toplevel
+    return atari_portable.make_atari_portable_env(
+        resolved, num_envs, num_workers, seed=seed, reward_clipping=reward_clipping,
+        episodic_life=episodic_life, noop_max=noop_max, frameskip=ATARI_FRAMESKIP,
+        frame_stack=ATARI_FRAME_STACK,
+        repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
         max_episode_frames=max_episode_frames)
-  raise NotImplementedError(env_name)
+  from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
+  env_fns = [functools.partial(gym_adapter.GymnasiumPyEnvironment, resolved, seed=seed + i)
+             for i in range(num_envs)]
+  return worker_pool.ParallelBatchedPyEnvironment(env_fns, num_workers, reward_clipping=False)
+
+
+def describe_env(env_name, atari_backend="vector", reward_clipping=True, episodic_life=False,
+                 noop_max=30, max_episode_frames=108000):
+  """JSON-serializable metadata of the environment `make_batched_env` would build.
+
+  For exported models and run records: the canonical name and, for Atari, the
+  preprocessing a policy's observations went through. Builds no environment.
+  """
+  _check_backend(atari_backend)
+  resolved = names.check_env_name(env_name)
+  if isinstance(resolved, names.AtariGame):
+    return {
+        "env_name": resolved.name,
+        "is_atari": True,
+        "rom_id": resolved.rom_id,
+        "gymnasium_id": resolved.gymnasium_id,
+        "atari_backend": atari_backend,
+        "preprocessing": {
+            "frameskip": ATARI_FRAMESKIP,
+            "max_pool_last_two_frames": True,
+            "grayscale": True,
+            "screen_size": [ATARI_SCREEN_SIZE, ATARI_SCREEN_SIZE],
+            "frame_stack": ATARI_FRAME_STACK,
+            "observation_layout": "NHWC",
+            "observation_dtype": "uint8",
+            "observation_shape": [ATARI_SCREEN_SIZE, ATARI_SCREEN_SIZE, ATARI_FRAME_STACK],
+            "noop_max": int(noop_max),
+            "repeat_action_probability": ATARI_REPEAT_ACTION_PROBABILITY,
+            "full_action_space": False,
+            "max_episode_frames": int(max_episode_frames),
+            "reward_clipping": bool(reward_clipping),
+            "episodic_life": bool(episodic_life),
+        },
+    }
+  return {
+      "env_name": resolved,
+      "is_atari": False,
+      "gymnasium_id": resolved,
+      "preprocessing": {
+          "float64_observations_cast_to_float32": True,
+          "reward_clipping": False,
+      },
+  }
