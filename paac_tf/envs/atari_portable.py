@@ -5,7 +5,8 @@ The same protocol and the same specs and action set as the fast path
 runs wherever gymnasium and ale-py do:
 
 - `gymnasium.make("ALE/<Game>-v5", frameskip=1, repeat_action_probability=0.0,
-  full_action_space=False)`: no sticky actions, the minimal action set;
+  full_action_space=False, obs_type="grayscale")`: no sticky actions, the minimal action
+  set (the preprocessing reads ALE's screen itself);
 - gymnasium's `AtariPreprocessing(noop_max=30, frame_skip=4, screen_size=84,
   grayscale_obs=True, terminal_on_life_loss=False, scale_obs=False)`: up to 30 no-op
   starts, frame skip 4 with a max-pool over the last two frames, grayscale 84x84;
@@ -143,7 +144,9 @@ def make_preprocessed_atari_env(gymnasium_id, noop_max=30, frameskip=4, frame_st
                                 full_action_space=False):
   """The gymnasium env of one slot: ALE env + AtariPreprocessing + frame stack, NHWC."""
   # ALE's own frame limit is disabled (None): it would count the no-op frames too.
-  env = gym.make(gymnasium_id, frameskip=1,
+  # obs_type="grayscale": the preprocessing reads the screen from ALE itself, so the raw
+  # env's per-frame observation is waste; grayscale is the cheapest screen it can return.
+  env = gym.make(gymnasium_id, frameskip=1, obs_type="grayscale",
                  repeat_action_probability=float(repeat_action_probability),
                  full_action_space=bool(full_action_space), max_num_frames_per_episode=None)
   if _HAVE_CV2:

@@ -4,7 +4,7 @@ Supported: any gymnasium env with a `Discrete` action space and a `Box` or `Disc
 observation space. Anything else (continuous `Box` actions, `MultiDiscrete`,
 `MultiBinary`, `Dict`, `Tuple`, ...) raises `UnsupportedSpaceError`.
 
-Semantics (TF-Agents conventions, with `handle_auto_reset=True`):
+Semantics (TF-Agents conventions, with `auto_reset=True`):
 - `reset()` returns FIRST (reward 0, discount 1); on the very first reset the gymnasium
   env is reset with `seed=seed`, later resets continue its random stream;
 - `step()` returns MID while the episode goes on, and LAST when it ends, carrying the
@@ -114,13 +114,14 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
     max_episode_steps: time limit given to `gymnasium.make` (only when `env` is an id).
     cast_float64: cast float64 Box observations (and their bounds) to float32.
     env_kwargs: extra keyword arguments for `gymnasium.make` (only when `env` is an id).
-    handle_auto_reset: TF-Agents auto reset (the step after LAST resets); keep True
-      unless a wrapper resets the env itself.
+    auto_reset: the step after a LAST resets the env and returns FIRST (TF-Agents'
+      convention; done here rather than by the base class, whose check costs more than
+      a cheap env's step). Keep True unless a wrapper resets the env itself.
   """
 
   def __init__(self, env, seed=None, max_episode_steps=None, cast_float64=True,
-               env_kwargs=None, handle_auto_reset=True):
-    super().__init__(handle_auto_reset=handle_auto_reset)
+               env_kwargs=None, auto_reset=True):
+    super().__init__(handle_auto_reset=False)
     if isinstance(env, str):
       gymnasium = _import_gymnasium_for(env)
       self._env_id = env
@@ -142,6 +143,8 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
     self._obs_dtype = self._observation_spec.dtype
     self._seed = None if seed is None else int(seed)
     self._seed_pending = True    # the seed is applied on the first reset only
+    self._auto_reset = bool(auto_reset)
+    self._episode_ended = False
     self._info = {}
     self._closed = False
 
@@ -161,13 +164,17 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
       obs, self._info = self._env.reset(seed=self._seed)
     else:
       obs, self._info = self._env.reset()
+    self._episode_ended = False
     return ts.TimeStep(FIRST, _ZERO, _ONE, self._convert_obs(obs))
 
   def _step(self, action):
+    if self._episode_ended and self._auto_reset:
+      return self.reset()   # the action is ignored
     obs, reward, terminated, truncated, self._info = self._env.step(
         int(action) + self._action_start)
     obs = self._convert_obs(obs)
     reward = np.asarray(reward, np.float32)
+    self._episode_ended = bool(terminated or truncated)
     if terminated:
       return ts.TimeStep(LAST, reward, _ZERO, obs)
     if truncated:
