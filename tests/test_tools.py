@@ -1,0 +1,348 @@
+"""paac_tf.tools (events, compare, plot) and paac_tf.reference_scores, on real event files."""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from paac_tf import errors
+from paac_tf import reference_scores as ref
+from paac_tf.tools import compare
+from paac_tf.tools import events
+from paac_tf.tools import plot
+
+pytestmark = pytest.mark.timeout(60)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED_REFERENCE = "/work/shared/reference"
+N_E, T_MAX = 32, 5                     # agent steps per PAAC update: 160
+PONG_RETURNS = [-3.0, 1.0, 5.0, 0.0, -1.0, 2.0] * 5   # 30 evaluation episodes
+BOXING_RETURNS = [10.0, 12.0, 14.0]
+BREAKOUT_RETURNS = [20.0, 30.0]
+
+
+def _csv_row(name, game):
+  """A row of the packaged CSV, read with the csv module (independently of the code)."""
+  with open(os.path.join(REPO, "paac_tf", "data", name), newline="") as f:
+    for row in csv.DictReader(f):
+      if row["game"] == game:
+        return row
+  raise KeyError(game)
+
+
+def _hns_by_hand(game, score):
+  row = _csv_row("atari_scores.csv", game)
+  random, human = float(row["random"]), float(row["human"])
+  return (score - random) / (human - random)
+
+
+def _write_scalars(directory, series):
+  """Writes {tag: [(step, value)]} with tf.summary (TF2: tensor protos) into one new file."""
+  writer = tf.summary.create_file_writer(directory)
+  with writer.as_default():
+    for tag, points in series.items():
+      for step, value in points:
+        tf.summary.scalar(tag, value, step=step)
+  writer.flush()
+  writer.close()
+
+
+def _write_json(path, data):
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path, "w") as f:
+    json.dump(data, f)
+
+
+def _eval_json(env_name, returns, train_step, policy_dir, **extra):
+  mean = sum(returns) / len(returns)
+  data = {"env_name": env_name, "episodes": len(returns), "returns": returns, "mean": mean,
+          "std": statistics.pstdev(returns), "min": min(returns), "max": max(returns),
+          "lengths": [1000] * len(returns), "policy_dir": policy_dir,
+          "train_step": train_step, "epsilon": 0.0, "noop_max": 30,
+          "protocol": "Atari: up to 30 no-op starts", "wall_time_s": 12.5,
+          "timestamp": "2026-11-29T12:00:00+00:00"}
+  data.update(extra)
+  return data
+
+
+def _make_paac_run(root, updates=(100, 200, 300, 400, 500), returns=(-21, -15, -8, -2, 3)):
+  """A PAAC Pong run directory: train/ events, run_config.json."""
+  train = os.path.join(root, "train")
+  os.makedirs(train, exist_ok=True)
+  _write_scalars(train, {
+      events.RETURN_VS_UPDATES: [(u, float(r)) for u, r in zip(updates, returns)],
+      events.RETURN_VS_ENV_STEPS: [(u * N_E * T_MAX, float(r))
+                                   for u, r in zip(updates, returns)],
+      "Losses/total": [(u, 1.0 / u) for u in updates],
+  })
+  _write_json(os.path.join(train, events.RUN_CONFIG),
+              {"algorithm": "paac", "env_name": "Pong", "network": "arch_nips",
+               "num_envs": N_E, "t_max": T_MAX})
+  return root
+
+
+@pytest.fixture(name="workspace")
+def fixture_workspace(tmp_path):
+  """runs/pong_paac (events + eval.json), runs/seaquest_apex (events only),
+  results/boxing_paac (eval.json + run_info.json), results/breakout_paac (eval.json,
+  command.txt, wall_time.txt)."""
+  pong = _make_paac_run(str(tmp_path / "runs" / "pong_paac"))
+  policy = os.path.join(pong, "policies", "pong", "80000")
+  _write_json(os.path.join(policy + "-eval", "eval.json"),
+              _eval_json("Pong", PONG_RETURNS, 500, policy))
+  older = os.path.join(pong, "policies", "pong", "32000")
+  _write_json(os.path.join(older + "-eval", "eval.json"),
+              _eval_json("Pong", [-20.0] * 30, 200, older))
+
+  seaquest = str(tmp_path / "runs" / "seaquest_apex")
+  _write_scalars(os.path.join(seaquest, "train"), {
+      events.RETURN_VS_UPDATES: [(10, 50.0), (20, 120.0)],
+      events.RETURN_VS_ENV_STEPS: [(5000, 50.0), (10000, 120.0)]})
+  _write_json(os.path.join(seaquest, "train", events.RUN_CONFIG),
+              {"algorithm": "apex", "env_name": "Seaquest", "network": "nature_dueling"})
+
+  boxing = str(tmp_path / "results" / "boxing_paac")
+  _write_json(os.path.join(boxing, "eval.json"),
+              _eval_json("BoxingNoFrameskip-v4", BOXING_RETURNS, 9000,
+                         "/elsewhere/boxing/policies/boxing/40000000", algorithm="paac"))
+  _write_json(os.path.join(boxing, compare.RUN_INFO),
+              {"command": "python -m paac_tf.train --gin_file=atari.gin",
+               "wall_time_s": 7200, "hardware": "1x H200, 16 cores",
+               "agent_steps": 10000000, "frames": 40000000, "algorithm": "paac",
+               "env_name": "Boxing", "notes": "fake run for tests"})
+
+  breakout = str(tmp_path / "results" / "breakout_paac")
+  _write_json(os.path.join(breakout, "eval.json"),
+              _eval_json("ALE/Breakout-v5", BREAKOUT_RETURNS, None, None, algorithm="paac"))
+  with open(os.path.join(breakout, compare.COMMAND_TXT), "w") as f:
+    f.write("make train GIN=atari.gin\n")
+  with open(os.path.join(breakout, compare.WALL_TIME_TXT), "w") as f:
+    f.write("1:30:00\n")
+  return tmp_path
+
+
+def _row(markdown, game):
+  rows = [line for line in markdown.splitlines() if line.startswith("| %s |" % game)]
+  assert len(rows) == 1, markdown
+  return [c.strip() for c in rows[0].strip("|").split(" | ")]
+
+
+def _header(markdown):
+  line = next(l for l in markdown.splitlines() if l.startswith("| Game |"))
+  return [c.strip() for c in line.strip("|").split(" | ")]
+
+
+def _run_cli(module, *args, cwd):
+  env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+             TF_CPP_MIN_LOG_LEVEL="2")
+  return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env,
+                        capture_output=True, text=True, timeout=60)
+
+
+# --- reference scores ---------------------------------------------------------------------
+
+def test_packaged_csvs_are_the_shared_reference_copies():
+  for name in (ref.ATARI_SCORES_CSV, ref.PAAC_TABLE1_CSV):
+    shared = os.path.join(SHARED_REFERENCE, name)
+    if not os.path.exists(shared):
+      pytest.skip("no shared reference folder on this machine")
+    with open(shared) as a, open(os.path.join(REPO, "paac_tf", "data", name)) as b:
+      assert a.read() == b.read(), name
+
+
+def test_reference_scores_load_and_resolve_names():
+  scores = ref.atari_scores()
+  assert len(scores) == 55
+  assert scores["Pong"][ref.RANDOM] == -20.7 and scores["Pong"][ref.HUMAN] == 14.6
+  assert scores["Pong"][ref.RLLIB_APEX_10M] is None        # empty cell
+  for name in ("Pong", "PongNoFrameskip-v4", "ALE/Pong-v5", "pong"):
+    assert ref.game_key(name) == "Pong"
+  assert ref.game_key("space_invaders") == "SpaceInvaders"
+  assert ref.game_key("CartPole-v1") is None
+  assert ref.human_normalized("Pong", 14.6) == pytest.approx(1.0)
+  assert ref.human_normalized("Pong", 0.0) == pytest.approx(_hns_by_hand("Pong", 0.0))
+  assert ref.human_normalized("CartPole-v1", 100.0) is None
+  table1 = ref.paac_paper_table1()
+  assert len(table1) == 12 and table1["Pong"][ref.PAAC_NIPS_UNVERIFIED] == 20.6
+  assert "unverified transcription" in ref.sources()
+
+
+# --- events -------------------------------------------------------------------------------
+
+def test_events_of_a_resumed_run_are_merged_and_sorted(tmp_path):
+  train = str(tmp_path / "train")
+  _write_scalars(train, {"a": [(1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0)]})
+  _write_scalars(train, {"a": [(3, 30.0), (5, 50.0), (4, 40.0)]})   # resumed at step 3
+  run = events.read_run_events(train)
+  assert len(run.files) == 2
+  assert [(p.step, p.value) for p in run.series("a")] == [
+      (1, 1.0), (2, 2.0), (3, 30.0), (4, 40.0), (5, 50.0)]
+  assert run.wall_time_s() >= 0
+  assert run.elapsed_s(run.spans[-1][1]) == pytest.approx(run.wall_time_s())
+
+
+def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
+  root = _make_paac_run(str(tmp_path / "run"))
+  found = events.find_run_dirs(str(tmp_path))
+  assert [r.root for r in found] == [root]
+  assert found[0].run_config["env_name"] == "Pong"
+  run = events.read_run_events(found[0].event_dir)
+  assert set(run.tags()) == {events.RETURN_VS_UPDATES, events.RETURN_VS_ENV_STEPS,
+                             "Losses/total"}
+  assert [p.value for p in run.series(events.RETURN_VS_UPDATES)] == [-21, -15, -8, -2, 3]
+  assert run.series("Losses/total")[0].value == pytest.approx(0.01)   # float32
+  assert run.last_env_step() == 500 * N_E * T_MAX
+  assert run.env_steps_at_update(300) == 300 * N_E * T_MAX
+  assert run.env_steps_at_update(250) == 250 * N_E * T_MAX            # interpolated
+  assert run.env_steps_at_update(1000) == 1000 * N_E * T_MAX          # extrapolated
+  # A run's train/ folder given directly still names the run.
+  assert events.find_run_dirs(os.path.join(root, "train"))[0].root == root
+
+
+# --- compare ------------------------------------------------------------------------------
+
+def test_compare_table_numbers(workspace):
+  text, results = compare.build_report([str(workspace / "runs"), str(workspace / "results")],
+                                       command="python -m paac_tf.tools.compare runs results")
+  assert text.splitlines()[0].startswith(compare.GENERATED_MARKER)
+  assert "`python -m paac_tf.tools.compare runs results`" in text.splitlines()[0]
+  assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Seaquest"]
+  header = _header(text)
+  col = header.index
+
+  pong = _row(text, "Pong")
+  mean, std = statistics.mean(PONG_RETURNS), statistics.pstdev(PONG_RETURNS)
+  assert pong[col("Our score (mean ± std)")] == (
+      "%.1f ± %.1f (N=30, up to 30 no-op starts)" % (mean, std))
+  assert pong[col("Random")] == "-20.7" and pong[col("Human")] == "14.6"
+  pong_hns = _hns_by_hand("Pong", mean)
+  assert pong[col("Ours, human-normalized")] == "%.1f%%" % (100 * pong_hns)
+  assert pong[col("Ape-X paper (no-op starts, 22.8B frames)")] == "20.9"
+  assert pong[col("sb3 A2C @10M steps (40M frames)")] == "17.3"
+  assert pong[col("RLlib Ape-X @10M steps (40M frames)")] == "—"
+  # The evaluated policy (update 500) was trained for 500 x 32 x 5 agent steps, x 4 frames.
+  assert pong[col("Frames trained")] == "320k frames"
+  assert pong[col("Algorithm")] == "PAAC (arch_nips)"
+
+  # The PAAC paper's values only in their labelled column.
+  assert "PAAC paper (unverified transcription)" in header
+  assert pong[col("PAAC paper (unverified transcription)")] == "20.6 (arch_nips)"
+  assert all("UNVERIFIED" not in h and "20.6" not in h for h in header)
+
+  boxing = _row(text, "Boxing")
+  assert boxing[col("Frames trained")] == "40M frames"                 # run_info.json
+  assert boxing[col("Wall time, hardware")] == "2.0 h, 1x H200, 16 cores"
+  breakout = _row(text, "Breakout")
+  assert breakout[col("Wall time, hardware")] == "1.5 h, hardware not recorded"
+  assert "make train GIN=atari.gin" in text                           # command.txt
+
+  # Seaquest (Ape-X) was never evaluated: its training average, marked, outside the median.
+  seaquest = _row(text, "Seaquest")
+  assert seaquest[col("Our score (mean ± std)")] == "120.0 (training average†)"
+  assert seaquest[col("Ours, human-normalized")].endswith("†")
+  assert "not evaluated under the 30 no-op protocol" in text
+
+  expected = statistics.median([
+      pong_hns, _hns_by_hand("Boxing", statistics.mean(BOXING_RETURNS)),
+      _hns_by_hand("Breakout", statistics.mean(BREAKOUT_RETURNS))])
+  assert ("**Median human-normalized score, PAAC: %.1f%%** over 3 games (Boxing, Breakout, "
+          "Pong)" % (100 * expected)) in text
+  assert "Median human-normalized score, Ape-X" not in text
+
+  # Budgets, in plain sentences.
+  assert ("Pong PAAC (pong_paac): 320k frames (80k agent steps) = 0.07% of the PAAC paper's "
+          "budget (~115M timesteps = ~460M frames)") in text
+  assert "Boxing PAAC (boxing_paac): 40M frames (10M agent steps) = 8.7% of the PAAC" in text
+  assert "Seaquest Ape-X (seaquest_apex): 40k frames (10k agent steps) = 0.00018% of " \
+         "Ape-X's 22.8B frames." in text
+  assert "Breakout PAAC (breakout_paac): training budget unknown" in text
+  assert "1 older evaluation not shown" in text
+
+
+def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
+  run = str(workspace / "runs" / "pong_paac")
+  policy = os.path.join(run, "policies", "pong", "96000")
+  _write_json(str(workspace / "elsewhere" / "pong" / "eval.json"),
+              _eval_json("Pong", [21.0] * 30, 600, policy))
+  results = compare.collect([run, str(workspace / "elsewhere"), run])
+  assert len(results) == 1
+  (pong,) = results
+  assert pong.score[0] == 21.0 and pong.agent_steps == 600 * N_E * T_MAX
+  assert pong.run_events is not None and len(pong.other_evals) == 2
+
+
+def test_compare_errors(workspace, tmp_path):
+  empty = tmp_path / "empty"
+  empty.mkdir()
+  with pytest.raises(errors.UserError, match="nothing to read"):
+    compare.collect([str(empty)])
+  with pytest.raises(errors.UserError, match="does not exist"):
+    compare.collect([str(tmp_path / "missing")])
+  hand_written = tmp_path / "README.md"
+  hand_written.write_text("# My notes\n")
+  with pytest.raises(errors.UserError, match="not generated by this tool"):
+    compare.write_report("x\n", str(hand_written))
+  compare.write_report(compare.generated_line("c") + "\n", str(hand_written), overwrite=True)
+  compare.write_report(compare.generated_line("d") + "\n", str(hand_written))   # ours now
+
+
+def test_compare_cli(workspace):
+  proc = _run_cli("paac_tf.tools.compare", "results", "--output=out/README.md",
+                  cwd=str(workspace))
+  assert proc.returncode == 0, proc.stderr
+  with open(workspace / "out" / "README.md") as f:
+    first = f.readline()
+  assert first.startswith(compare.GENERATED_MARKER)
+  assert "`python -m paac_tf.tools.compare results --output=out/README.md`" in first
+  assert "| Boxing |" in proc.stdout and "Wrote out/README.md" in proc.stdout
+
+  (workspace / "empty").mkdir()
+  proc = _run_cli("paac_tf.tools.compare", "empty", cwd=str(workspace))
+  assert proc.returncode == 2
+  assert proc.stderr.strip().splitlines()[-1].startswith("error: empty: nothing to read")
+  assert "Traceback" not in proc.stderr
+
+
+# --- plot ---------------------------------------------------------------------------------
+
+def test_plot_png_and_csv(workspace, tmp_path):
+  runs = plot.load_runs([str(workspace / "runs")])
+  curves = plot.make_curves(runs)
+  assert sorted(c.label for c in curves) == ["Pong PAAC", "Seaquest Ape-X"]
+  pong = next(c for c in curves if c.label == "Pong PAAC")
+  assert pong.x_steps == [u * N_E * T_MAX * 4 for u in (100, 200, 300, 400, 500)]
+  output = plot.plot(curves, str(tmp_path / "fig" / "curve.png"), x="both", title="Test")
+  with open(output, "rb") as f:
+    data = f.read()
+  assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000
+  assert os.path.getsize(plot.plot(curves, str(tmp_path / "f.png"), x="frames")) > 10000
+
+  pong_run = [r for r in runs if r[0].name == "pong_paac"][0][1]
+  path = str(tmp_path / "scalars.csv")
+  assert events.write_csv(pong_run, path) == 15
+  with open(path, newline="") as f:
+    rows = list(csv.DictReader(f))
+  assert list(rows[0]) == ["step", "wall_time", "tag", "value"]
+  by_tag = [(int(r["step"]), float(r["value"])) for r in rows
+            if r["tag"] == events.RETURN_VS_ENV_STEPS]
+  assert by_tag == [(u * N_E * T_MAX, float(v))
+                    for u, v in zip((100, 200, 300, 400, 500), (-21, -15, -8, -2, 3))]
+  assert all(float(r["wall_time"]) > 1e9 for r in rows)
+
+  with pytest.raises(errors.UserError, match="no TensorBoard event files"):
+    plot.load_runs([str(workspace / "results")])
+  with pytest.raises(errors.UserError, match="--x"):
+    plot.plot(curves, str(tmp_path / "g.png"), x="episodes")
+
+
+def test_plot_cli_errors(tmp_path):
+  proc = _run_cli("paac_tf.tools.plot", str(tmp_path), "--output=c.png", cwd=str(tmp_path))
+  assert proc.returncode == 2
+  assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
+  assert "no TensorBoard event files" in proc.stderr
+  proc = _run_cli("paac_tf.tools.plot", str(tmp_path), cwd=str(tmp_path))
+  assert proc.returncode == 2 and "Nothing to do" in proc.stderr
