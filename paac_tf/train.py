@@ -31,14 +31,15 @@ def default_root_dir(gin_files):
 
 
 def prepare_root_dir(root_dir):
-  """Creates root_dir; a clear error if it cannot be written."""
+  """Creates root_dir (or checks an existing one is writable, touching nothing in it)."""
   root_dir = os.path.abspath(os.path.expanduser(root_dir))
+  if os.path.isdir(root_dir):
+    if not os.access(root_dir, os.W_OK | os.X_OK):
+      raise errors.UserError("Cannot write to --root_dir %s (permission denied). Choose a "
+                             "writable directory." % root_dir)
+    return root_dir
   try:
-    os.makedirs(root_dir, exist_ok=True)
-    probe = os.path.join(root_dir, ".write_test")
-    with open(probe, "w") as f:
-      f.write("ok")
-    os.remove(probe)
+    os.makedirs(root_dir)
   except OSError as e:
     raise errors.UserError("Cannot write to --root_dir %s (%s). Choose a writable directory."
                            % (root_dir, e.strerror or e)) from None
@@ -67,7 +68,6 @@ def run_main(main_fn):
     try:
       return main_fn(argv)
     except errors.UserError as e:
-      logging.error("%s", e)
       sys.stderr.write("error: %s\n" % e)
       sys.stderr.flush()
       os._exit(2)  # pylint: disable=protected-access

@@ -26,7 +26,6 @@ def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED, algori
   else:
     raise errors.UserError("Unknown train_eval.algorithm %r; choose one of %s."
                            % (algorithm, ", ".join(ALGORITHMS)))
-  config.write_operative_config(root_dir)
-  result = run()
+  result = run()  # writes operative_config.gin once the run's configuration is accepted
   config.write_operative_config(root_dir)
   return result

@@ -18,6 +18,7 @@ from paac_tf.agents.paac import agent as agent_lib
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.runtime import checkpointing
+from paac_tf.runtime import config
 from paac_tf import errors
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
@@ -65,6 +66,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
         train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
         rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
     restored = checkpointer.restore_latest()
+    config.write_operative_config(root_dir)
     if restored:
       logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
                    int(agent.optimizer.iterations.numpy()))
