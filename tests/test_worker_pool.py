@@ -3,6 +3,7 @@ import functools
 import multiprocessing
 import os
 import signal
+import threading
 import time
 
 import gymnasium as gym
@@ -51,6 +52,8 @@ class ScriptedEnv(gym.Env):
         os._exit(3)
       if self.mode == "hang":
         time.sleep(60)
+      if self.mode == "slow":
+        time.sleep(1.5)
     a = int(action)
     return (np.array([self.index, self.t, a], np.uint8), 5.0 * (a + 1), a == TERMINATE,
             a == TRUNCATE, {})
@@ -268,6 +271,22 @@ def test_hung_worker_times_out():
     env.step(np.zeros(2, np.int64))
   assert time.monotonic() - started < 10
   assert_gone(pids)
+
+
+def test_ctrl_c_during_a_step_closes_the_environment():
+  env = ParallelBatchedPyEnvironment(scripted_fns(2, fail_index=0, fail_at=1, mode="slow"), 2)
+  pids = env.worker_pids
+  env.reset()
+  timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+  timer.start()
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      env.step(np.zeros(2, np.int64))
+  finally:
+    timer.cancel()
+  assert_gone(pids)
+  with pytest.raises(RuntimeError, match="closed.*interrupted while stepping"):
+    env.step(np.zeros(2, np.int64))
 
 
 def test_close_is_idempotent_and_stops_workers():

@@ -33,6 +33,7 @@ wait, garbage collection and interpreter exit all shut the workers down.
 `num_workers=0` steps the environments in the calling process (no subprocess, no
 shared memory): for tests, debugging and environments too cheap to be worth a process.
 """
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import pickle
@@ -410,43 +411,49 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
     pending = {k: self._conns[k] for k in (range(self._num_workers) if only is None else only)}
     replies = {}
     deadline = time.monotonic() + self._timeout
-    try:
-      while pending:
-        waitables = list(pending.values()) + [self._processes[k].sentinel for k in pending]
-        ready = multiprocessing.connection.wait(waitables,
-                                                timeout=max(0.0, deadline - time.monotonic()))
-        if not ready:
-          names = ", ".join(self._worker_name(k) for k in sorted(pending))
-          # Hung workers would not read a polite "close": terminate them at once.
-          self._fail("%s did not answer within %.0f s while %s." % (names, self._timeout, what),
-                     grace_s=0.0)
-        ready = set(ready)
-        for k in list(pending):
-          conn, process = pending[k], self._processes[k]
-          if conn not in ready and process.sentinel not in ready:
-            continue
+    while pending:
+      waitables = list(pending.values()) + [self._processes[k].sentinel for k in pending]
+      ready = multiprocessing.connection.wait(waitables,
+                                              timeout=max(0.0, deadline - time.monotonic()))
+      if not ready:
+        names = ", ".join(self._worker_name(k) for k in sorted(pending))
+        # Hung workers would not read a polite "close": terminate them at once.
+        self._fail("%s did not answer within %.0f s while %s." % (names, self._timeout, what),
+                   grace_s=0.0)
+      ready = set(ready)
+      for k in list(pending):
+        conn, process = pending[k], self._processes[k]
+        if conn not in ready and process.sentinel not in ready:
+          continue
+        reply = None
+        try:
+          if conn.poll():
+            reply = conn.recv()
+        except (EOFError, OSError):
           reply = None
-          try:
-            if conn.poll():
-              reply = conn.recv()
-          except (EOFError, OSError):
-            reply = None
-          if reply is None:
-            process.join(1.0)
-            self._fail("%s %s while %s (no error was reported: crashed or killed)."
-                       % (self._worker_name(k), _describe_exit(process.exitcode), what))
-          if reply[0] == _REPLY_ERROR:
-            _, text, remote_traceback = reply
-            self._fail("%s raised %s while %s.\nWorker traceback:\n%s"
-                       % (self._worker_name(k), text, what, remote_traceback))
-          replies[k] = reply[1] if reply[0] == _REPLY_READY else None
-          del pending[k]
+        if reply is None:
+          process.join(1.0)
+          self._fail("%s %s while %s (no error was reported: crashed or killed)."
+                     % (self._worker_name(k), _describe_exit(process.exitcode), what))
+        if reply[0] == _REPLY_ERROR:
+          _, text, remote_traceback = reply
+          self._fail("%s raised %s while %s.\nWorker traceback:\n%s"
+                     % (self._worker_name(k), text, what, remote_traceback))
+        replies[k] = reply[1] if reply[0] == _REPLY_READY else None
+        del pending[k]
+    return replies
+
+  @contextlib.contextmanager
+  def _closing_on_interrupt(self, what):
+    """A Ctrl-C (or SystemExit) inside a command leaves workers mid-command and the batch
+    inconsistent: shut everything down and let the interrupt rise. (One that lands
+    between steps, in the caller's code, leaves the environment usable.)"""
+    try:
+      yield
     except (KeyboardInterrupt, SystemExit):
-      # Workers are mid-command: the environment is unusable. Shut it down, let it rise.
       self._failure = "interrupted while %s" % what
       self.close()
       raise
-    return replies
 
   def _check_open(self):
     if self._closed:
@@ -475,11 +482,12 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
     self._check_open()
     if self._pending:   # a step is in flight: let it land first
       self.recv()
-    if self._group is not None:
-      self._group.reset()
-    else:
-      self._send_all(_CMD_RESET, "resetting")
-      self._gather("resetting")
+    with self._closing_on_interrupt("resetting"):
+      if self._group is not None:
+        self._group.reset()
+      else:
+        self._send_all(_CMD_RESET, "resetting")
+        self._gather("resetting")
     self._stats.reset()
     a = self._arrays
     n = self._num_envs
@@ -500,32 +508,34 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
     if action.size != self._num_envs:
       raise ValueError("Expected %d actions (one per environment), got shape %s."
                        % (self._num_envs, action.shape))
-    self._arrays["action"][:] = action.reshape(self._num_envs)
-    self._pending = True
-    if self._group is not None:
-      self._group.step()
-    else:
-      self._send_all(_CMD_STEP, "stepping")
+    with self._closing_on_interrupt("stepping"):
+      self._arrays["action"][:] = action.reshape(self._num_envs)
+      self._pending = True
+      if self._group is not None:
+        self._group.step()
+      else:
+        self._send_all(_CMD_STEP, "stepping")
 
   def recv(self):
     """Waits for the step started by `send` and returns its batched TimeStep."""
     self._check_open()
     if not self._pending:
       raise RuntimeError("recv() was called without a preceding send().")
-    if self._group is None:
-      self._gather("stepping")
-    self._pending = False
-    a = self._arrays
-    # Copies: the shared buffers are overwritten in place by the next step.
-    step_type = a["step_type"].copy()
-    raw = a["reward"].copy()
-    discount = a["discount"].copy()
-    observation = a["observation"].copy()
-    first = step_type == FIRST
-    last = step_type == LAST
-    self._stats.update(raw, ~first, last)
-    reward = np.clip(raw, -1.0, 1.0) if self._reward_clipping else raw
-    self._current_time_step = ts.TimeStep(step_type, reward, discount, observation)
+    with self._closing_on_interrupt("stepping"):
+      if self._group is None:
+        self._gather("stepping")
+      self._pending = False
+      a = self._arrays
+      # Copies: the shared buffers are overwritten in place by the next step.
+      step_type = a["step_type"].copy()
+      raw = a["reward"].copy()
+      discount = a["discount"].copy()
+      observation = a["observation"].copy()
+      first = step_type == FIRST
+      last = step_type == LAST
+      self._stats.update(raw, ~first, last)
+      reward = np.clip(raw, -1.0, 1.0) if self._reward_clipping else raw
+      self._current_time_step = ts.TimeStep(step_type, reward, discount, observation)
     return self._current_time_step
 
   # --- extras --------------------------------------------------------------------------
