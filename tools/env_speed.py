@@ -6,7 +6,9 @@ r"""Measures environment throughput of both Atari paths with random actions.
 Prints agent steps per second (one agent step = 4 emulator frames) of the fast path
 (ale-py's C++ AtariVectorEnv, `--num_threads` threads) and of the portable path (gymnasium
 envs over `--num_workers` processes) at batch size `--num_envs`, after a short warmup.
-Environment stepping only: no network, no learner.
+Environment stepping only: no network, no learner. Also prints the CPU time spent per
+1000 agent steps (this process and its workers), which depends less on other load on
+the machine than wall-clock rates do.
 """
 import os
 import sys
@@ -14,6 +16,7 @@ import time
 
 from absl import app
 from absl import flags
+import psutil
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,8 +33,17 @@ flags.DEFINE_list("backends", ["vector", "portable"], "Atari backends to measure
 flags.DEFINE_integer("seed", 0, "Seed of the environments and the random actions.")
 
 
+def _cpu_seconds(pids):
+  """User + system CPU seconds used so far by this process (all threads) and `pids`."""
+  total = 0.0
+  for pid in [os.getpid()] + list(pids):
+    times = psutil.Process(pid).cpu_times()
+    total += times.user + times.system
+  return total
+
+
 def measure(backend):
-  """Returns (agent steps/s, seconds to build and reset) for one backend."""
+  """Returns (agent steps/s, CPU ms per 1000 agent steps, setup seconds) for a backend."""
   import numpy as np  # pylint: disable=import-outside-toplevel
   started = time.perf_counter()
   env = factory.make_batched_env(
@@ -44,13 +56,16 @@ def measure(backend):
     actions = rng.integers(0, env.num_actions, (FLAGS.warmup + FLAGS.steps, FLAGS.num_envs))
     for i in range(FLAGS.warmup):
       env.step(actions[i])
-    started = time.perf_counter()
+    pids = getattr(env, "worker_pids", [])
+    cpu_started, started = _cpu_seconds(pids), time.perf_counter()
     for i in range(FLAGS.warmup, FLAGS.warmup + FLAGS.steps):
       env.step(actions[i])
     elapsed = time.perf_counter() - started
+    cpu = _cpu_seconds(pids) - cpu_started
   finally:
     env.close()
-  return FLAGS.num_envs * FLAGS.steps / elapsed, setup_s
+  agent_steps = FLAGS.num_envs * FLAGS.steps
+  return agent_steps / elapsed, 1e6 * cpu / agent_steps, setup_s
 
 
 def main(argv):
@@ -62,9 +77,10 @@ def main(argv):
       layout = "num_threads=%s" % (FLAGS.num_threads or "default")
     else:
       layout = "n_w=%d" % FLAGS.num_workers
-    rate, setup_s = measure(backend)
-    print("%-8s (%s): %8.0f agent steps/s  (%8.0f frames/s; setup %.1f s)" % (
-        backend, layout, rate, rate * factory.ATARI_FRAMESKIP, setup_s))
+    rate, cpu_ms, setup_s = measure(backend)
+    print("%-8s (%s): %7.0f agent steps/s (%7.0f frames/s), %6.0f CPU ms per 1000 agent "
+          "steps; setup %.1f s" % (backend, layout, rate, rate * factory.ATARI_FRAMESKIP,
+                                    cpu_ms, setup_s))
     sys.stdout.flush()
 
 
