@@ -4,17 +4,47 @@ import os
 import gin
 
 from paac_tf.envs import factory
+from paac_tf.envs import grouped
 
 
 @gin.configurable(module="paac_tf.envs", denylist=["env_name", "num_envs", "num_workers", "seed"])
 def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vector",
-                     num_threads=None, reward_clipping=True, episodic_life=False, noop_max=30,
-                     max_episode_frames=108000):
-  """Builds the batched env. For the Atari vector backend, `num_threads` defaults to
-  min(num_workers, number of CPU cores): its C++ pool plays the role of PAAC's workers."""
+                     num_threads=None, num_groups=1, reward_clipping=True, episodic_life=False,
+                     noop_max=30, max_episode_frames=108000):
+  """Builds the batched env of n_e = `num_envs` environments.
+
+  For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its
+  C++ pool plays the role of PAAC's workers. `num_groups` > 1 splits the environments into
+  groups that a training loop can keep in flight at different times (see
+  agents/paac/rollout.py); each group gets n_e / G environments, n_w / G workers and
+  `num_threads` threads. Environment i is seeded with seed + i either way.
+  """
+  num_envs, num_workers, num_groups = int(num_envs), int(num_workers), int(num_groups)
   if num_threads is None:
-    num_threads = max(1, min(int(num_workers) or 1, os.cpu_count() or 1))
-  return factory.make_batched_env(
-      env_name, num_envs, num_workers=num_workers, seed=seed, atari_backend=atari_backend,
-      num_threads=num_threads, reward_clipping=reward_clipping, episodic_life=episodic_life,
-      noop_max=noop_max, max_episode_frames=max_episode_frames)
+    num_threads = max(1, min(num_workers or 1, os.cpu_count() or 1))
+  if num_groups < 1 or num_envs % num_groups:
+    raise ValueError("num_envs (%d) must be a positive multiple of num_groups (%d)."
+                     % (num_envs, num_groups))
+  per_group = num_envs // num_groups
+  workers = num_workers // num_groups if num_workers else 0
+  if num_workers and (workers < 1 or num_workers % num_groups):
+    raise ValueError("num_workers (%d) must be a multiple of num_groups (%d)."
+                     % (num_workers, num_groups))
+
+  def build(k):
+    return factory.make_batched_env(
+        env_name, per_group, num_workers=workers, seed=int(seed) + k * per_group,
+        atari_backend=atari_backend, num_threads=num_threads, reward_clipping=reward_clipping,
+        episodic_life=episodic_life, noop_max=noop_max, max_episode_frames=max_episode_frames)
+
+  if num_groups == 1:
+    return build(0)
+  groups = []
+  try:
+    for k in range(num_groups):
+      groups.append(build(k))
+  except BaseException:
+    for g in groups:
+      g.close()
+    raise
+  return grouped.GroupedBatchedPyEnvironment(groups)

@@ -12,9 +12,9 @@ from absl import logging
 import gin
 import numpy as np
 import tensorflow as tf
-from tf_agents.trajectories import time_step as ts
 
 from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.agents.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.runtime import checkpointing
@@ -24,14 +24,13 @@ from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 
-LAST = int(ts.StepType.LAST)
 
 
 @gin.configurable(module="paac")
 def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
                network="arch_nips", mlp_units=(64, 64), checkpoint_interval=1_000_000,
                keep_checkpoints=3, summary_interval=20, export_interval=None,
-               stop_at_average_return=None, exporter=None):
+               stop_at_average_return=None, overlap_learner=False, exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
 
   Args:
@@ -42,6 +41,8 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
     stop_at_average_return: stop early once the last 100 episodes average at least this.
+    overlap_learner: start the next rollout's first env step before the update (see
+      rollout.py; that action comes from weights one update old).
     exporter: callable(agent, env, step) used for exports (given by the entry point).
   Returns:
     dict with final env_steps, updates and average return.
@@ -50,7 +51,6 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
   run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
                 "num_envs": int(num_envs), "t_max": int(t_max)}
   checkpointing.check_run_config(train_dir, run_config)
-  batch_steps = int(num_envs)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
 
   env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
@@ -75,15 +75,15 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
       env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
                                          seed=seed + int(env_steps.numpy()))
     return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
-                batch_steps, t_max, checkpoint_interval, summary_interval, export_interval,
-                stop_at_average_return, exporter)
+                t_max, checkpoint_interval, summary_interval, export_interval,
+                stop_at_average_return, overlap_learner, exporter)
   finally:
     env.close()
 
 
-def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, batch_steps,
-         t_max, checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
-         exporter):
+def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, t_max,
+         checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
+         overlap_learner, exporter):
   writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
   window = summaries.EpisodeWindow(100)
   steps = int(env_steps.numpy())
@@ -92,30 +92,15 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   next_checkpoint = (steps // checkpoint_interval + 1) * checkpoint_interval
   next_export = (steps // export_interval + 1) * export_interval if export_interval else None
   last_saved = steps
-  time_step = env.reset()
+  runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+  runner.start()
   metrics = None
-  actions, values = agent.act(time_step.observation)
   perf_t, perf_steps = time.monotonic(), steps
   reason = "done"
   try:
     while steps < total_steps:
-      obs, acts, rewards, discounts, next_last, is_last, vals = [], [], [], [], [], [], []
-      for _ in range(t_max):
-        action_np = actions.numpy()
-        obs.append(time_step.observation)
-        acts.append(action_np)
-        is_last.append(time_step.step_type == LAST)
-        vals.append(values)
-        time_step = env.step(action_np)
-        rewards.append(time_step.reward)
-        discounts.append(time_step.discount)
-        next_last.append(time_step.step_type == LAST)
-        actions, values = agent.act(time_step.observation)
-      vals.append(values)
-      metrics = agent.train(np.stack(obs), np.stack(acts), np.stack(rewards),
-                            np.stack(discounts), np.stack(next_last), np.stack(is_last),
-                            tf.stack(vals))
-      steps += batch_steps * t_max
+      metrics = runner.run_update()
+      steps += runner.steps_per_update
       updates = int(agent.optimizer.iterations.numpy())
       window.add(env.pop_finished_episodes())
 

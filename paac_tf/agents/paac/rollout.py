@@ -1,0 +1,107 @@
+"""Collects PAAC rollouts and applies the update, keeping env groups in flight.
+
+With one env group this is the plain synchronous loop: act on s_t for all n_e envs, step
+all envs, repeat t_max times, update. With G groups (n_e / G envs each) the groups are
+stepped asynchronously and in turn: while group g's environments step, the actions of
+group g+1 are computed, so environment stepping and action selection overlap. The rollouts
+and the update are exactly those of the synchronous algorithm (each action still comes
+from the current weights).
+
+`overlap_learner=True` goes one step further: the first action of the next rollout is
+chosen, and its environment step started, before the update is applied, so the update runs
+while the environments step. That first action then comes from weights one update old
+(1/t_max of the samples; the bootstrap values are unaffected). Off by default.
+"""
+import numpy as np
+import tensorflow as tf
+from tf_agents.trajectories import time_step as ts
+
+LAST = int(ts.StepType.LAST)
+
+
+class _GroupBuffer:
+  """One group's rollout: obs/actions/is_last/values per step, and the step results."""
+
+  def __init__(self):
+    self.clear()
+
+  def clear(self):
+    self.obs, self.actions, self.is_last, self.values = [], [], [], []
+    self.rewards, self.discounts, self.next_last = [], [], []
+
+  def record_decision(self, time_step, actions, values):
+    self.obs.append(time_step.observation)
+    self.actions.append(actions)
+    self.is_last.append(time_step.step_type == LAST)
+    self.values.append(values)
+
+  def record_outcome(self, time_step):
+    self.rewards.append(time_step.reward)
+    self.discounts.append(time_step.discount)
+    self.next_last.append(time_step.step_type == LAST)
+
+
+class RolloutRunner:
+  """Runs `t_max`-step rollouts on a batched env (grouped or not) and trains `agent`."""
+
+  def __init__(self, env, agent, t_max, overlap_learner=False):
+    self.env = env
+    self.agent = agent
+    self.t_max = int(t_max)
+    self.overlap_learner = bool(overlap_learner)
+    self.groups = list(getattr(env, "groups", [env]))
+    self.steps_per_update = int(env.batch_size) * self.t_max
+    self._buffers = [_GroupBuffer() for _ in self.groups]
+    self._decisions = None   # per group: (time_step, actions tensor, values tensor)
+    self._in_flight = False  # whether every group has a step sent and not yet received
+
+  def start(self):
+    """Resets the envs and picks the first actions."""
+    self._decisions = []
+    for g in self.groups:
+      time_step = g.reset()
+      actions, values = self.agent.act(time_step.observation)
+      self._decisions.append((time_step, actions, values))
+    self._in_flight = False
+
+  def _send(self, k):
+    time_step, actions, values = self._decisions[k]
+    actions_np = actions.numpy()
+    self._buffers[k].record_decision(time_step, actions_np, values)
+    self.groups[k].send(actions_np)
+
+  def run_update(self):
+    """Collects one rollout, trains on it; returns the update's metrics (tensors)."""
+    if self._decisions is None:
+      self.start()
+    if not self._in_flight:
+      for k in range(len(self.groups)):
+        self._send(k)
+    for t in range(self.t_max):
+      for k, g in enumerate(self.groups):
+        time_step = g.recv()
+        self._buffers[k].record_outcome(time_step)
+        actions, values = self.agent.act(time_step.observation)
+        self._decisions[k] = (time_step, actions, values)
+        if t + 1 < self.t_max:
+          self._send(k)
+    batch = self._batch()
+    for buf in self._buffers:
+      buf.clear()
+    self._in_flight = self.overlap_learner
+    if self.overlap_learner:
+      for k in range(len(self.groups)):
+        self._send(k)
+    return self.agent.train(*batch)
+
+  def _batch(self):
+    """Time-major arrays [T, n_e, ...] concatenated over groups, values [T + 1, n_e]."""
+    def cat(field):
+      return np.concatenate([np.stack(getattr(b, field)) for b in self._buffers], axis=1)
+    values = tf.concat([tf.stack(b.values + [d[2]])
+                        for b, d in zip(self._buffers, self._decisions)], axis=1)
+    return (cat("obs"), cat("actions"), cat("rewards"), cat("discounts"), cat("next_last"),
+            cat("is_last"), values)
+
+  def pop_finished_episodes(self):
+    return self.env.pop_finished_episodes()
