@@ -105,16 +105,16 @@ def test_portable_episodic_life_is_mid_with_discount_zero():
     env.close()
 
 
-def test_portable_reward_clipping_reports_raw_scores(monkeypatch):
+def test_portable_episode_accounting():
+  # 200 frames = 50 agent steps; Pong's rewards are +-1, so clipped sums are raw scores.
   env = make("Pong", 2, "portable", max_episode_frames=200, reward_clipping=True)
   try:
     env.reset()
-    rewards = []
-    for _ in range(51):
-      rewards.append(env.step(np.zeros(2, np.int64)).reward)
+    rewards = np.array([env.step(np.zeros(2, np.int64)).reward for _ in range(50)])
     assert np.all(np.abs(rewards) <= 1.0)
     finished = env.pop_finished_episodes()
     assert [length for _, length in finished] == [50, 50]
+    assert sorted(score for score, _ in finished) == sorted(rewards.sum(axis=0).tolist())
   finally:
     env.close()
 

@@ -53,7 +53,7 @@ class ScriptedEnv(gym.Env):
       if self.mode == "hang":
         time.sleep(60)
       if self.mode == "slow":
-        time.sleep(1.5)
+        time.sleep(3.0)
     a = int(action)
     return (np.array([self.index, self.t, a], np.uint8), 5.0 * (a + 1), a == TERMINATE,
             a == TRUNCATE, {})
@@ -263,13 +263,13 @@ def test_killed_worker_is_reported():
 
 def test_hung_worker_times_out():
   env = ParallelBatchedPyEnvironment(scripted_fns(2, fail_index=1, fail_at=1, mode="hang"), 2,
-                                     timeout=1.0)
+                                     timeout=3.0)
   pids = env.worker_pids
   env.reset()
   started = time.monotonic()
-  with pytest.raises(WorkerError, match="Worker 1 .*did not answer within 1 s"):
+  with pytest.raises(WorkerError, match="Worker 1 .*did not answer within 3 s while stepping"):
     env.step(np.zeros(2, np.int64))
-  assert time.monotonic() - started < 10
+  assert time.monotonic() - started < 15
   assert_gone(pids)
 
 
@@ -277,7 +277,7 @@ def test_ctrl_c_during_a_step_closes_the_environment():
   env = ParallelBatchedPyEnvironment(scripted_fns(2, fail_index=0, fail_at=1, mode="slow"), 2)
   pids = env.worker_pids
   env.reset()
-  timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+  timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
   timer.start()
   try:
     with pytest.raises(KeyboardInterrupt):

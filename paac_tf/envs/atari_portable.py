@@ -208,7 +208,8 @@ def _as_game(game):
 def make_atari_portable_env(game, num_envs, num_workers, seed=0, reward_clipping=True,
                             episodic_life=False, noop_max=30, frameskip=4, frame_stack=4,
                             repeat_action_probability=0.0, max_episode_frames=108000,
-                            full_action_space=False, start_method="forkserver", timeout=300.0):
+                            full_action_space=False, start_method="forkserver", timeout=300.0,
+                            startup_timeout=600.0):
   """n_e preprocessed Atari games over n_w worker processes, as one batched PyEnvironment.
 
   Args:
@@ -220,7 +221,7 @@ def make_atari_portable_env(game, num_envs, num_workers, seed=0, reward_clipping
     episodic_life: a lost life is a MID step with discount 0 (the game goes on).
     noop_max, frameskip, frame_stack, repeat_action_probability, max_episode_frames,
     full_action_space: as in `AtariVectorPyEnvironment`.
-    start_method, timeout: as in `ParallelBatchedPyEnvironment`.
+    start_method, timeout, startup_timeout: as in `ParallelBatchedPyEnvironment`.
 
   Returns:
     A `ParallelBatchedPyEnvironment` with the same specs as `AtariVectorPyEnvironment`.
@@ -236,4 +237,4 @@ def make_atari_portable_env(game, num_envs, num_workers, seed=0, reward_clipping
              for i in range(int(num_envs))]
   return worker_pool.ParallelBatchedPyEnvironment(
       env_fns, num_workers, reward_clipping=reward_clipping, start_method=start_method,
-      timeout=timeout)
+      timeout=timeout, startup_timeout=startup_timeout)

@@ -27,8 +27,8 @@ instead of importing TensorFlow itself. Workers are daemons that ignore SIGINT (
 parent decides what Ctrl-C means) and exit when their pipe closes, so they never
 outlive the parent. A worker that raises or dies surfaces in the parent as a
 `WorkerError` naming the worker and the original exception, never as a hang: waits
-watch the process sentinels and have a timeout. `close()`, an error, a Ctrl-C during a
-wait, garbage collection and interpreter exit all shut the workers down.
+watch the process sentinels and have a timeout. `close()`, an error, a Ctrl-C inside a
+reset or step, garbage collection and interpreter exit all shut the workers down.
 
 `num_workers=0` steps the environments in the calling process (no subprocess, no
 shared memory): for tests, debugging and environments too cheap to be worth a process.
@@ -152,9 +152,6 @@ class _EnvGroup:
     lo, hi = self.first_index, self.first_index + len(self.envs)
     self._arrays = tuple(arrays[name][lo:hi] for name in
                          ("action", "step_type", "reward", "discount", "observation"))
-
-  def unbind(self):
-    self._arrays = None   # drops views, so shared memory can be closed
 
   def reset(self):
     _, step_type, reward, discount, observation = self._arrays
@@ -280,18 +277,20 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
       environments in the calling process.
     reward_clipping: clip rewards of time steps to [-1, 1] (episode returns stay raw).
     start_method: 'forkserver' (default, fast worker start) or 'spawn'.
-    timeout: seconds to wait for the workers' answer to one command (building the
-      environments, a reset, a step) before a `WorkerError`.
+    timeout: seconds to wait for the workers' answer to a reset or a step before a
+      `WorkerError` (a dead worker is reported at once; this catches hung ones).
+    startup_timeout: the same for starting the workers and building the environments.
   """
 
   def __init__(self, env_fns, num_workers, reward_clipping=False, start_method="forkserver",
-               timeout=300.0):
+               timeout=300.0, startup_timeout=600.0):
     super().__init__(handle_auto_reset=False)
     env_fns = list(env_fns)
     self._num_envs = len(env_fns)
     self._num_workers = int(num_workers)
     self._reward_clipping = bool(reward_clipping)
     self._timeout = float(timeout)
+    self._startup_timeout = float(startup_timeout)
     self._closed = False
     self._failure = None       # why the environment closed itself, if it did
     self._pending = False      # a step was sent and not yet received
@@ -346,7 +345,7 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
       child_conn.close()   # the worker holds the only other end: EOF tells either side
       self._processes.append(process)
       self._conns.append(parent_conn)
-    replies = self._gather("building its environments")
+    replies = self._gather("building its environments", timeout=self._startup_timeout)
     specs = replies[0]
     for k in range(1, self._num_workers):
       if replies[k] != specs:
@@ -381,7 +380,7 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
     self._arrays = _buffer_views(shm.buf, layout)
     self._arrays["observation"].fill(0)
     self._send_all((_CMD_ATTACH, shm.name, layout), "attaching shared memory")
-    self._gather("attaching shared memory")
+    self._gather("attaching shared memory", timeout=self._startup_timeout)
 
   # --- talking to workers ------------------------------------------------------------
   def _worker_name(self, k):
@@ -406,11 +405,12 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
         self._fail("%s %s while %s." % (self._worker_name(k),
                                          _describe_exit(self._processes[k].exitcode), what))
 
-  def _gather(self, what, only=None):
+  def _gather(self, what, only=None, timeout=None):
     """Waits for one reply from each worker ({k: payload}); raises WorkerError on failure."""
     pending = {k: self._conns[k] for k in (range(self._num_workers) if only is None else only)}
     replies = {}
-    deadline = time.monotonic() + self._timeout
+    timeout = self._timeout if timeout is None else timeout
+    deadline = time.monotonic() + timeout
     while pending:
       waitables = list(pending.values()) + [self._processes[k].sentinel for k in pending]
       ready = multiprocessing.connection.wait(waitables,
@@ -418,7 +418,7 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
       if not ready:
         names = ", ".join(self._worker_name(k) for k in sorted(pending))
         # Hung workers would not read a polite "close": terminate them at once.
-        self._fail("%s did not answer within %.0f s while %s." % (names, self._timeout, what),
+        self._fail("%s did not answer within %.0f s while %s." % (names, timeout, what),
                    grace_s=0.0)
       ready = set(ready)
       for k in list(pending):
@@ -433,8 +433,9 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
           reply = None
         if reply is None:
           process.join(1.0)
-          self._fail("%s %s while %s (no error was reported: crashed or killed)."
-                     % (self._worker_name(k), _describe_exit(process.exitcode), what))
+          self._fail("%s %s while %s (no error was reported: it crashed or was killed; see "
+                     "its stderr)." % (self._worker_name(k), _describe_exit(process.exitcode),
+                                       what))
         if reply[0] == _REPLY_ERROR:
           _, text, remote_traceback = reply
           self._fail("%s raised %s while %s.\nWorker traceback:\n%s"
