@@ -1,0 +1,253 @@
+r"""Measures speed on this machine, each loop side by side with its limits, in one run.
+
+  python -m paac_tf.tools.benchmark --quick            # about two minutes
+  python -m paac_tf.tools.benchmark --output_dir=results/benchmark
+
+Parts, each in its own subprocess (so that peak RSS is per part and one part cannot slow
+another): (a) Atari env-only agent steps/s with random actions, vector and portable paths;
+(b) compiled action selection alone, observations/s at batch n_e; (c) compiled train step
+alone, samples/s at batch n_e * t_max, arch_nips and arch_nature, with and without XLA;
+(d) the full PAAC training loop, agent steps/s, plain and pipelined; (e) Ape-X (actor into
+Reverb, learner from Reverb) when available. The table gives the full loop as a ratio of
+the serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone.
+Machines are shared and vary from run to run: compare ratios from one run, not figures
+across runs.
+"""
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_bool("quick", False, "About two minutes: fewer sizes, shorter timings.")
+flags.DEFINE_string("output_dir", None, "Writes benchmark.json and benchmark.md there.")
+flags.DEFINE_string("game", "Pong", "Atari game.")
+flags.DEFINE_integer("num_envs", 32, "n_e of the act / train / loop parts.")
+flags.DEFINE_integer("t_max", 5, "Rollout length.")
+flags.DEFINE_string("part", None, "Internal: run one part and print its JSON.")
+flags.DEFINE_string("args", "{}", "Internal: JSON arguments of --part.")
+
+
+def _peak_rss_mb():
+  own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+  return (own + children) / 1024.0
+
+
+def _timed(fn, seconds, warmup=3):
+  """Calls fn() (returning a count of items) for `seconds`; returns items per second."""
+  for _ in range(warmup):
+    fn()
+  count, start = 0, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    count += fn()
+  return count / (time.perf_counter() - start)
+
+
+# --- parts (each runs in a fresh subprocess) -------------------------------------------
+def part_env(game, backend, num_envs, seconds, num_workers=8):
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
+  rng = np.random.default_rng(0)
+  env.reset()
+
+  def step():
+    env.step(rng.integers(0, env.num_actions, size=num_envs))
+    return num_envs
+  try:
+    return {"steps_per_s": _timed(step, seconds)}
+  finally:
+    env.close()
+
+
+def _agent(game, network, jit):
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  from tf_agents.specs import array_spec  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
+  del game
+  spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
+  model = actor_critic.build_actor_critic(6, spec, torso=network)
+  return agent_lib.PaacAgent(model, total_updates=10 ** 6, jit_compile=jit)
+
+
+def part_act(game, network, jit, num_envs, seconds):
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  agent = _agent(game, network, jit)
+  obs = np.random.default_rng(0).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
+  return {"obs_per_s": _timed(lambda: agent.act(obs)[0].numpy().size, seconds)}
+
+
+def part_train(game, network, jit, num_envs, t_max, seconds):
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  agent = _agent(game, network, jit)
+  rng = np.random.default_rng(0)
+  shape = (t_max, num_envs)
+  batch = (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
+           rng.integers(0, 6, shape), rng.choice([-1.0, 0.0, 1.0], shape).astype(np.float32),
+           np.ones(shape, np.float32), np.zeros(shape, bool), np.zeros(shape, bool),
+           np.zeros((t_max + 1, num_envs), np.float32))
+
+  def train():
+    agent.train(*batch)["Losses/total"].numpy()
+    return t_max * num_envs
+  return {"samples_per_s": _timed(train, seconds)}
+
+
+def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, network="arch_nips"):
+  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment(game, num_envs, 8, 0, num_groups=num_groups)
+  try:
+    model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), network)
+    agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
+    runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+
+    def update():
+      runner.run_update()["Losses/total"].numpy()
+      return runner.steps_per_update
+    return {"steps_per_s": _timed(update, seconds, warmup=5)}
+  finally:
+    env.close()
+
+
+def part_apex(game, seconds):
+  try:
+    from paac_tf.apex import benchmark as apex_benchmark  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return {"skipped": "paac_tf.apex.benchmark not available"}
+  return apex_benchmark.measure(game, seconds)
+
+
+PARTS = {"env": part_env, "act": part_act, "train": part_train, "loop": part_loop,
+         "apex": part_apex}
+
+
+def _run_part(name, **kwargs):
+  cmd = [sys.executable, "-m", "paac_tf.tools.benchmark", "--part=" + name,
+         "--args=" + json.dumps(kwargs)]
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode != 0 or not lines:
+    result = {"error": (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]}
+  else:
+    result = json.loads(lines[-1])
+  result.update({"part": name, **kwargs})
+  label = " ".join("%s=%s" % kv for kv in kwargs.items() if kv[0] not in ("seconds", "game"))
+  shown = {k: (round(v, 1) if isinstance(v, float) else v) for k, v in result.items()
+           if k not in kwargs and k != "part"}
+  print("  %-6s %-60s %s" % (name, label, shown), flush=True)
+  return result
+
+
+def run_all(quick, game, num_envs, t_max):
+  s = 6 if quick else 20
+  results = []
+  print("Benchmarking on %s (%d cores)..." % (platform.processor() or platform.machine(),
+                                            os.cpu_count()))
+  env_sizes = [num_envs] if quick else [16, 32, 64]
+  for backend in ("vector", "portable"):
+    for n in env_sizes:
+      results.append(_run_part("env", game=game, backend=backend, num_envs=n, seconds=s))
+  nets = ["arch_nips"] if quick else ["arch_nips", "arch_nature"]
+  for net in nets:
+    for jit in (False, True):
+      results.append(_run_part("act", game=game, network=net, jit=jit, num_envs=num_envs,
+                               seconds=s))
+      results.append(_run_part("train", game=game, network=net, jit=jit, num_envs=num_envs,
+                               t_max=t_max, seconds=s))
+  loops = [(1, False), (2, False)] if quick else [(1, False), (2, False), (2, True)]
+  for groups, overlap in loops:
+    results.append(_run_part("loop", game=game, num_envs=num_envs, t_max=t_max,
+                             num_groups=groups, overlap_learner=overlap, seconds=2 * s))
+  results.append(_run_part("apex", game=game, seconds=2 * s))
+  return results
+
+
+def _find(results, part, **match):
+  for r in results:
+    if r["part"] == part and all(r.get(k) == v for k, v in match.items()) and "error" not in r:
+      return r
+  return None
+
+
+def summarize(results, num_envs):
+  """The table: each loop as a ratio of its limits."""
+  env = _find(results, "env", backend="vector", num_envs=num_envs)
+  act = _find(results, "act", network="arch_nips", jit=False)
+  train = _find(results, "train", network="arch_nips", jit=False)
+  lines = ["| measurement | rate | peak RSS (MB) |", "|---|---:|---:|"]
+  for r in results:
+    if "error" in r or "skipped" in r:
+      lines.append("| %s %s | %s | |" % (r["part"], _label(r), r.get("error") or r.get("skipped")))
+      continue
+    rate_key = next(k for k in r if k.endswith("_per_s"))
+    lines.append("| %s %s | %.0f %s | %.0f |" % (r["part"], _label(r), r[rate_key],
+                                                rate_key.replace("_per_s", "/s"),
+                                                r.get("peak_rss_mb", float("nan"))))
+  summary = {}
+  if env and act and train:
+    bound = 1.0 / (1.0 / env["steps_per_s"] + 1.0 / act["obs_per_s"] +
+                   1.0 / train["samples_per_s"])
+    summary["serial_bound_steps_per_s"] = bound
+    lines += ["", "Serial bound 1 / (1/env + 1/act + 1/train) = %.0f agent steps/s "
+              "(env %.0f, act %.0f, train %.0f; arch_nips, n_e %d, no XLA)." % (
+                  bound, env["steps_per_s"], act["obs_per_s"], train["samples_per_s"], num_envs),
+              "", "| PAAC loop | steps/s | / serial bound | / emulator alone |", "|---|---:|---:|---:|"]
+    for r in results:
+      if r["part"] == "loop" and "steps_per_s" in r:
+        name = "groups=%d overlap_learner=%s" % (r["num_groups"], r["overlap_learner"])
+        ratio = r["steps_per_s"] / bound
+        summary["loop " + name] = {"steps_per_s": r["steps_per_s"], "vs_bound": ratio,
+                                   "vs_env": r["steps_per_s"] / env["steps_per_s"]}
+        lines.append("| %s | %.0f | %.2f | %.2f |" % (name, r["steps_per_s"], ratio,
+                                                     r["steps_per_s"] / env["steps_per_s"]))
+  return "\n".join(lines) + "\n", summary
+
+
+def _label(r):
+  skip = ("part", "game", "seconds", "peak_rss_mb", "error", "skipped")
+  return " ".join("%s=%s" % (k, v) for k, v in r.items()
+                  if k not in skip and not k.endswith("_per_s") and not isinstance(v, dict))
+
+
+def main(argv):
+  del argv
+  if FLAGS.part:
+    result = PARTS[FLAGS.part](**json.loads(FLAGS.args))
+    result["peak_rss_mb"] = _peak_rss_mb()
+    print(json.dumps(result))
+    return
+  start = time.time()
+  results = run_all(FLAGS.quick, FLAGS.game, FLAGS.num_envs, FLAGS.t_max)
+  table, summary = summarize(results, FLAGS.num_envs)
+  print()
+  print(table)
+  report = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor(),
+                        "platform": platform.platform(), "python": platform.python_version()},
+            "quick": FLAGS.quick, "wall_time_s": time.time() - start, "results": results,
+            "summary": summary, "command": " ".join(["python -m paac_tf.tools.benchmark"] +
+                                                    sys.argv[1:])}
+  if FLAGS.output_dir:
+    os.makedirs(FLAGS.output_dir, exist_ok=True)
+    with open(os.path.join(FLAGS.output_dir, "benchmark.json"), "w") as f:
+      json.dump(report, f, indent=2)
+    with open(os.path.join(FLAGS.output_dir, "benchmark.md"), "w") as f:
+      f.write("Generated by `%s` on %s (%d cores).\n\n" % (report["command"],
+                                                          platform.platform(), os.cpu_count()))
+      f.write(table)
+    print("Wrote %s/benchmark.json and benchmark.md" % FLAGS.output_dir)
+
+
+if __name__ == "__main__":
+  app.run(main)
