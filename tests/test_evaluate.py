@@ -1,0 +1,180 @@
+"""Evaluation of exported SavedModels: protocol, unbiased episode selection, eval.json, CLI."""
+import json
+import os
+
+import numpy as np
+import pytest
+from tf_agents.specs import array_spec
+from tf_agents.trajectories import time_step as ts
+
+from conftest import run_module
+from paac_tf import errors
+from paac_tf import evaluate
+from paac_tf import export
+from paac_tf.networks import actor_critic
+from paac_tf.networks import dueling_q
+
+pytestmark = pytest.mark.timeout(300)
+
+CARTPOLE_SPEC = array_spec.BoundedArraySpec((4,), np.float32, -3.4e38, 3.4e38,
+                                            name="observation")
+ATARI_SPEC = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255, name="observation")
+SCHEMA = {"env_name": str, "episodes": int, "returns": list, "mean": float, "std": float,
+          "min": float, "max": float, "lengths": list, "policy_dir": str, "train_step": int,
+          "epsilon": float, "protocol": str, "wall_time_s": float, "timestamp": str}
+
+
+@pytest.fixture(scope="module")
+def cartpole_policy(tmp_path_factory):
+  model = actor_critic.build_actor_critic(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
+  base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
+  return export.save_paac_policy(model, CARTPOLE_SPEC, base, 11,
+                                 {"env_name": "CartPole-v1", "train_step": 11}, greedy=True)
+
+
+class _FakeBatchedEnv:
+  """Slot i plays episodes of `lengths[i]` steps with reward 1 per step, auto-resetting."""
+
+  def __init__(self, lengths):
+    self.lengths = list(lengths)
+    self.batch_size = len(lengths)
+    self._t = np.zeros(self.batch_size, int)
+    self._was_last = np.zeros(self.batch_size, bool)
+    self._finished = []
+
+  def action_spec(self):
+    return array_spec.BoundedArraySpec((), np.int64, 0, 1)
+
+  def _time_step(self, step_type, reward):
+    n = self.batch_size
+    return ts.TimeStep(step_type.astype(np.int32), reward.astype(np.float32),
+                       np.ones(n, np.float32), np.zeros((n, 4), np.float32))
+
+  def reset(self):
+    self._t[:] = 0
+    return self._time_step(np.zeros(self.batch_size), np.zeros(self.batch_size))
+
+  def step(self, actions):
+    assert len(actions) == self.batch_size
+    step_type = np.ones(self.batch_size)
+    reward = np.ones(self.batch_size)
+    for i in range(self.batch_size):
+      if self._was_last[i]:
+        self._t[i], step_type[i], reward[i], self._was_last[i] = 0, 0, 0, False
+        continue
+      self._t[i] += 1
+      if self._t[i] == self.lengths[i]:
+        step_type[i], self._was_last[i] = 2, True
+        self._finished.append((float(self.lengths[i]), int(self.lengths[i])))
+    return self._time_step(step_type, reward)
+
+  def pop_finished_episodes(self):
+    finished, self._finished = self._finished, []
+    return finished
+
+
+class _ZeroPolicy:
+
+  def actions(self, observations):
+    return np.zeros(len(observations), np.int64)
+
+
+def test_slot_quotas():
+  assert evaluate.slot_quotas(30, 16) == [2] * 14 + [1] * 2
+  assert evaluate.slot_quotas(5, 5) == [1] * 5
+  assert sum(evaluate.slot_quotas(31, 16)) == 31
+
+
+def test_each_slot_plays_its_fixed_share_so_short_episodes_do_not_dominate():
+  # Slot 0 finishes an episode every 2 steps, slot 1 every 9: taking the first 4
+  # episodes to finish would give [2, 2, 2, 2]; each slot's first two give 2, 9, 2, 9.
+  env = _FakeBatchedEnv([2, 9])
+  results = evaluate.run_episodes(_ZeroPolicy(), env, 4, epsilon=0.0)
+  assert results == [(2.0, 2), (9.0, 9), (2.0, 2), (9.0, 9)]
+  env = _FakeBatchedEnv([3, 1, 7])
+  results = evaluate.run_episodes(_ZeroPolicy(), env, 5, epsilon=0.0)
+  assert sorted(r for r, _ in results) == [1.0, 1.0, 3.0, 3.0, 7.0]   # quotas 2, 2, 1
+
+
+def test_eval_json_schema_record_and_no_overwrite(cartpole_policy, tmp_path):
+  out = str(tmp_path / "eval")
+  summary = evaluate.evaluate(cartpole_policy, episodes=5, num_envs=2, output_dir=out,
+                              record="best.gif", verbose=False)
+  with open(os.path.join(out, "eval.json")) as f:
+    data = json.load(f)
+  for key, kind in SCHEMA.items():
+    assert isinstance(data[key], kind), (key, data.get(key))
+  assert "noop_max" in data and data["noop_max"] is None        # not Atari
+  assert data["env_name"] == "CartPole-v1" and data["episodes"] == 5
+  assert data["train_step"] == 11 and data["epsilon"] == 0.0 and data["greedy"] is True
+  assert data["policy_dir"] == cartpole_policy
+  assert len(data["returns"]) == len(data["lengths"]) == 5
+  assert data["returns"] == [float(n) for n in data["lengths"]]  # CartPole: +1 per step
+  assert data["mean"] == pytest.approx(np.mean(data["returns"]))
+  assert data["std"] == pytest.approx(np.std(data["returns"]))
+  assert (data["min"], data["max"]) == (min(data["returns"]), max(data["returns"]))
+  assert "5 episodes over 2 parallel envs" in data["protocol"]
+  assert summary["mean"] == data["mean"]
+  from PIL import Image  # pylint: disable=import-outside-toplevel
+  with Image.open(os.path.join(out, "best.gif")) as gif:
+    assert gif.n_frames > 1
+  with pytest.raises(errors.UserError, match="exists; pass --overwrite"):
+    evaluate.evaluate(cartpole_policy, episodes=2, output_dir=out, verbose=False)
+  assert json.load(open(os.path.join(out, "eval.json"))) == data
+  again = evaluate.evaluate(cartpole_policy, episodes=2, output_dir=out, overwrite=True,
+                            verbose=False)
+  assert again["episodes"] == 2
+
+
+def test_default_output_dir_and_model_dir_resolution(cartpole_policy):
+  model_dir = os.path.dirname(cartpole_policy)
+  assert evaluate.resolve_policy_dir(model_dir) == cartpole_policy
+  summary = evaluate.evaluate(model_dir, episodes=2, num_envs=2, seed=5, verbose=False)
+  assert summary["eval_json"] == os.path.join(cartpole_policy + "-eval", "eval.json")
+  assert export.existing_versions(model_dir) == [11]     # TF Serving sees no new version
+
+
+def test_apex_policy_default_epsilon(tmp_path):
+  model = dueling_q.build_dueling_q(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
+  path = export.save_apex_policy(model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
+                                 {"env_name": "CartPole-v1", "train_step": 3})
+  summary = evaluate.evaluate(path, episodes=2, num_envs=2, verbose=False)
+  assert summary["epsilon"] == evaluate.APEX_EVAL_EPSILON == 0.001
+  assert summary["algorithm"] == "apex"
+  assert evaluate.default_epsilon({"algorithm": "paac", "greedy": False}) == 0.0
+  assert evaluate.default_epsilon({"algorithm": "apex", "greedy": False, "epsilon": 0.1}) == 0.0
+
+
+def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
+  model = actor_critic.build_actor_critic(6, ATARI_SPEC, torso="arch_nips")
+  path = export.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "pong"), 1,
+                                 {"env_name": "Pong", "train_step": 1,
+                                  "preprocessing": {"atari_backend": "vector",
+                                                    "max_episode_frames": 108000}})
+  summary = evaluate.evaluate(path, episodes=2, num_envs=2, max_episode_frames=160,
+                              record=str(tmp_path / "best.gif"), verbose=False)
+  assert summary["noop_max"] == 30 and summary["max_episode_frames"] == 160
+  assert all(n <= 160 // 4 for n in summary["lengths"])
+  assert "up to 30 no-op starts" in summary["protocol"]
+  assert "unclipped" in summary["protocol"]
+  from PIL import Image  # pylint: disable=import-outside-toplevel
+  with Image.open(str(tmp_path / "best.gif")) as gif:
+    assert gif.size == (252, 252) and gif.n_frames > 1
+
+
+def test_bad_policy_dirs(tmp_path):
+  with pytest.raises(errors.UserError, match="does not exist"):
+    evaluate.evaluate(str(tmp_path / "nope"))
+  (tmp_path / "empty").mkdir()
+  with pytest.raises(errors.UserError, match="is not a SavedModel"):
+    evaluate.evaluate(str(tmp_path / "empty"))
+
+
+def test_cli_runs(cartpole_policy, tmp_path):
+  # Bad input exits 2 with one `error:` line through the same run_cli (test_export).
+  proc = run_module("paac_tf.evaluate", "--policy_dir=%s" % cartpole_policy, "--episodes=3",
+                    "--output_dir=%s" % (tmp_path / "out"), timeout=240)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "CartPole-v1: 3 episodes, mean" in proc.stdout
+  with open(tmp_path / "out" / "eval.json") as f:
+    assert json.load(f)["episodes"] == 3

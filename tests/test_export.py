@@ -1,0 +1,366 @@
+"""SavedModel export: TF Serving layout, signatures, TensorFlow-only loading, TF-Agents loading."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tf_agents.specs import array_spec
+
+from conftest import run_module
+from paac_tf import errors
+from paac_tf import export
+from paac_tf.envs import factory
+from paac_tf.networks import actor_critic
+from paac_tf.networks import dueling_q
+
+pytestmark = pytest.mark.timeout(300)
+
+SAVED_MODEL_CLI = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+ATARI_SPEC = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255, name="observation")
+
+
+def _real_observations(env_name, num_envs, steps, seed=0):
+  """Observations from a real batched env under random actions: [num_envs * steps, ...]."""
+  env = factory.make_batched_env(env_name, num_envs, num_workers=0, seed=seed)
+  try:
+    rng = np.random.default_rng(seed)
+    time_step = env.reset()
+    observations = [time_step.observation]
+    for _ in range(steps - 1):
+      time_step = env.step(rng.integers(0, env.num_actions, num_envs))
+      observations.append(time_step.observation)
+    return np.concatenate(observations), env.observation_spec(), env.num_actions
+  finally:
+    env.close()
+
+
+def _tree_digest(path):
+  """{relative path: (mtime_ns, sha256)} of every file under path."""
+  out = {}
+  for root, _, files in os.walk(path):
+    for name in files:
+      full = os.path.join(root, name)
+      with open(full, "rb") as f:
+        out[os.path.relpath(full, path)] = (os.stat(full).st_mtime_ns,
+                                            hashlib.sha256(f.read()).hexdigest())
+  return out
+
+
+@pytest.fixture(scope="module")
+def cartpole(tmp_path_factory):
+  obs, spec, num_actions = _real_observations("CartPole-v1", 4, 8)
+  model = actor_critic.build_actor_critic(num_actions, spec, torso="mlp", mlp_units=(16, 16))
+  base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
+  path = export.save_paac_policy(model, spec, base, 7, {"env_name": "CartPole-v1",
+                                                       "train_step": 7}, greedy=True)
+  return {"model": model, "spec": spec, "obs": obs, "path": path, "base": base}
+
+
+@pytest.fixture(scope="module")
+def pong(tmp_path_factory):
+  obs, spec, num_actions = _real_observations("Pong", 2, 3)
+  model = actor_critic.build_actor_critic(num_actions, spec, torso="arch_nips")
+  base = str(tmp_path_factory.mktemp("policies") / "pong")
+  path = export.save_paac_policy(model, spec, base, 100, {"env_name": "Pong",
+                                                         "train_step": 100}, greedy=True)
+  return {"model": model, "spec": spec, "obs": obs, "path": path, "num_actions": num_actions}
+
+
+def _paac_expected(model, obs):
+  logits, value = model(obs)
+  return (np.argmax(logits.numpy(), -1), tf.nn.softmax(logits).numpy(), value.numpy())
+
+
+def test_layout_metadata_and_signatures(cartpole):
+  path = cartpole["path"]
+  assert path == os.path.join(cartpole["base"], "7")
+  assert export.existing_versions(cartpole["base"]) == [7]
+  assert sorted(os.listdir(cartpole["base"])) == ["7"]          # no temporary left over
+  for name in ("saved_model.pb", "variables", "policy_specs.pbtxt",
+               os.path.join("assets", export.METADATA_FILE)):
+    assert os.path.exists(os.path.join(path, name)), name
+  meta = export.read_metadata(path)
+  assert meta["algorithm"] == "paac" and meta["env_name"] == "CartPole-v1"
+  assert meta["greedy"] is True and meta["train_step"] == 7 and meta["num_actions"] == 2
+  assert meta["observation"] == {"shape": [4], "dtype": "float32"}
+  loaded = tf.saved_model.load(path)
+  assert set(loaded.signatures) == {"serving_default", "action", "get_initial_state",
+                                    "get_train_step", "get_metadata"}
+  values = loaded.get_metadata()
+  assert values["env_name"].numpy() == b"CartPole-v1"
+  assert bool(values["greedy"].numpy()) and int(values["train_step"].numpy()) == 7
+  assert json.loads(values["metadata_json"].numpy().decode()) == meta
+  assert int(loaded.get_train_step().numpy()) == 7
+  # The get_metadata signature (what TF Serving exposes) has one named output per key.
+  outputs = loaded.signatures["get_metadata"]()
+  assert sorted(outputs) == sorted(values)
+  assert outputs["algorithm"].numpy() == b"paac"
+
+
+def test_atari_preprocessing_metadata(pong):
+  pre = export.read_metadata(pong["path"])["preprocessing"]
+  assert pre["atari_game"] == "Pong" and pre["noop_max"] == 30
+  assert (pre["frameskip"], pre["frame_stack"], pre["repeat_action_probability"]) == (4, 4, 0.0)
+  bindings = export.config_bindings("make_environment.noop_max = 7\n"
+                                    "paac_tf.envs.make_environment.episodic_life = True\n"
+                                    "make_environment.num_groups = 2\n")
+  pre = export.preprocessing_metadata("ALE/Breakout-v5", bindings)
+  assert pre["noop_max"] == 7 and pre["episodic_life"] is True and "num_groups" not in pre
+
+
+def test_fresh_tensorflow_only_process_matches_in_memory_model(cartpole, pong, tmp_path):
+  expected = {}
+  for name, case in (("cartpole", cartpole), ("pong", pong)):
+    action, probabilities, value = _paac_expected(case["model"], case["obs"])
+    np.savez(str(tmp_path / ("%s.npz" % name)), obs=case["obs"], action=action,
+             probabilities=probabilities, value=value)
+    expected[name] = case["path"]
+  script = textwrap.dedent("""
+      import json, sys
+      import numpy as np
+      import tensorflow as tf
+      out = {}
+      for name, path in json.loads(sys.argv[1]).items():
+        data = np.load(name + ".npz")
+        model = tf.saved_model.load(path)
+        res = model.signatures["serving_default"](observation=tf.constant(data["obs"]))
+        n = len(data["obs"])
+        step = model.signatures["action"](**{
+            "0/step_type": tf.zeros([n], tf.int32), "0/reward": tf.zeros([n]),
+            "0/discount": tf.ones([n]), "0/observation": tf.constant(data["obs"])})
+        out[name] = {
+            "action": bool(np.array_equal(res["action"].numpy(), data["action"])),
+            "action_dtype": res["action"].dtype.name,
+            "policy_action": bool(np.array_equal(step["action"].numpy(), data["action"])),
+            "probabilities": float(np.abs(res["probabilities"].numpy()
+                                          - data["probabilities"]).max()),
+            "value": float(np.abs(res["value"].numpy() - data["value"]).max())}
+      mods = [m for m in sys.modules if m.split(".")[0] in ("paac_tf", "tf_agents",
+                                                             "tensorflow_probability")]
+      print(json.dumps({"results": out, "foreign_modules": mods}))
+  """)
+  proc = subprocess.run([sys.executable, "-c", script, json.dumps(expected)], cwd=str(tmp_path),
+                        capture_output=True, text=True, timeout=240,
+                        env={**os.environ, "PYTHONPATH": "", "TF_CPP_MIN_LOG_LEVEL": "2"})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  report = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert report["foreign_modules"] == []
+  for name, res in report["results"].items():
+    assert res["action"] and res["policy_action"], (name, res)
+    assert res["action_dtype"] == "int64"
+    assert res["probabilities"] < 1e-5 and res["value"] < 1e-4, (name, res)
+
+
+def _signature_block(cli_output, name):
+  start = cli_output.index("signature_def['%s']:" % name)
+  end = cli_output.find("signature_def['", start + 1)
+  return cli_output[start:end if end > 0 else None]
+
+
+def test_saved_model_cli_lists_serving_default(pong, cartpole):
+  proc = subprocess.run([SAVED_MODEL_CLI, "show", "--dir", pong["path"], "--all"],
+                        capture_output=True, text=True, timeout=240,
+                        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  block = " ".join(_signature_block(proc.stdout, "serving_default").split())
+  assert ("inputs['observation'] tensor_info: dtype: DT_UINT8 shape: (-1, 84, 84, 4) name: "
+          "serving_default_observation:0") in block
+  assert "outputs['action'] tensor_info: dtype: DT_INT64 shape: (-1)" in block
+  assert ("outputs['probabilities'] tensor_info: dtype: DT_FLOAT shape: (-1, %d)"
+          % pong["num_actions"]) in block
+  assert "outputs['value'] tensor_info: dtype: DT_FLOAT shape: (-1)" in block
+  for name in ("action", "get_initial_state", "get_train_step", "get_metadata"):
+    assert "signature_def['%s']" % name in proc.stdout
+  # Vector observations: float32 [None, 4] (checked in-process, as the CLI reads the same).
+  serve = tf.saved_model.load(cartpole["path"]).signatures["serving_default"]
+  spec = serve.structured_input_signature[1]["observation"]
+  assert (spec.dtype, spec.shape.as_list()) == (tf.float32, [None, 4])
+  assert {k: (v.dtype, v.shape.as_list()) for k, v in serve.structured_outputs.items()} == {
+      "action": (tf.int64, [None]), "probabilities": (tf.float32, [None, 2]),
+      "value": (tf.float32, [None])}
+
+
+@pytest.mark.parametrize("case", ["cartpole", "pong"])
+def test_rest_json_bodies_give_the_same_actions(request, case):
+  data = request.getfixturevalue(case)
+  obs = data["obs"]
+  expected, _, _ = _paac_expected(data["model"], obs)
+  serve = tf.saved_model.load(data["path"]).signatures["serving_default"]
+  dtype = serve.structured_input_signature[1]["observation"].dtype.as_numpy_dtype
+  # Row format: {"instances": [...]}; one instance per observation.
+  row = json.loads(json.dumps({"instances": obs.tolist()}))
+  actions = serve(observation=tf.constant(np.asarray(row["instances"], dtype)))["action"]
+  np.testing.assert_array_equal(actions.numpy(), expected)
+  # Columnar format with the signature named.
+  col = json.loads(json.dumps({"signature_name": "serving_default",
+                               "inputs": {"observation": obs.tolist()}}))
+  fn = tf.saved_model.load(data["path"]).signatures[col["signature_name"]]
+  out = fn(**{k: tf.constant(np.asarray(v, dtype)) for k, v in col["inputs"].items()})
+  np.testing.assert_array_equal(out["action"].numpy(), expected)
+
+
+def test_tf_agents_saved_model_policy_steps_cartpole(cartpole):
+  from tf_agents.policies import py_tf_eager_policy  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
+  policy = py_tf_eager_policy.SavedModelPyTFEagerPolicy(cartpole["path"],
+                                                        load_specs_from_pbtxt=True)
+  assert policy.get_train_step() == 7
+  assert policy.get_metadata()["env_name"].numpy() == b"CartPole-v1"
+  env = gym_adapter.GymnasiumPyEnvironment("CartPole-v1", seed=3)
+  time_step = env.reset()
+  steps = 0
+  for _ in range(60):
+    action = policy.action(time_step).action
+    assert action.shape == () and 0 <= int(action) < 2
+    expected = int(np.argmax(cartpole["model"](time_step.observation[None])[0].numpy()))
+    assert int(action) == expected   # greedy export
+    time_step = env.step(action)
+    steps += 1
+  env.close()
+  assert steps == 60
+
+
+def test_apex_export_signatures_and_epsilon(tmp_path):
+  model = dueling_q.build_dueling_q(6, ATARI_SPEC, torso="arch_nips")
+  obs = np.random.default_rng(0).integers(0, 256, (5, 84, 84, 4)).astype(np.uint8)
+  base = str(tmp_path / "pong")
+  path = export.save_apex_policy(model, ATARI_SPEC, base, 1, {"env_name": "Pong",
+                                                             "train_step": 1, "epsilon": 0.4})
+  loaded = tf.saved_model.load(path)
+  serve = loaded.signatures["serving_default"]
+  assert sorted(serve.structured_outputs) == ["action", "q_values"]
+  out = serve(observation=tf.constant(obs))
+  q = model(obs).numpy()
+  np.testing.assert_allclose(out["q_values"].numpy(), q, atol=1e-5)
+  np.testing.assert_array_equal(out["action"].numpy(), q.argmax(-1))
+  meta = export.read_metadata(path)
+  assert meta["algorithm"] == "apex" and meta["greedy"] is True
+  assert meta["epsilon"] == 0.0 and meta["training_epsilon"] == 0.4
+  # Non-greedy: epsilon-greedy with the metadata's epsilon (1.0 -> uniformly random).
+  path = export.save_apex_policy(model, ATARI_SPEC, base, 2, {"env_name": "Pong",
+                                                             "train_step": 2, "epsilon": 1.0},
+                                 greedy=False)
+  serve = tf.saved_model.load(path).signatures["serving_default"]
+  many = np.repeat(obs[:1], 300, axis=0)
+  actions = serve(observation=tf.constant(many))["action"].numpy()
+  assert len(set(actions.tolist())) == 6
+  meta = export.read_metadata(path)
+  assert meta["action_selection"] == "epsilon_greedy" and meta["epsilon"] == 1.0
+  with pytest.raises(ValueError, match="epsilon"):
+    export.save_apex_policy(model, ATARI_SPEC, base, 3, {"env_name": "Pong", "train_step": 3},
+                            greedy=False)
+  assert export.existing_versions(base) == [1, 2]
+
+
+def test_existing_version_is_refused_and_untouched(cartpole):
+  before = _tree_digest(cartpole["base"])
+  with pytest.raises(errors.UserError, match="already exists"):
+    export.save_paac_policy(cartpole["model"], cartpole["spec"], cartpole["base"], 7,
+                            {"env_name": "CartPole-v1", "train_step": 99})
+  assert _tree_digest(cartpole["base"]) == before
+
+
+def _fake_run(root, algorithm, model, step, key):
+  """A run directory as training leaves it: run_config, operative config, checkpoint."""
+  train = root / "train"
+  train.mkdir(parents=True)
+  network = model.torso_name
+  (train / "run_config.json").write_text(json.dumps(
+      {"algorithm": algorithm, "env_name": "CartPole-v1", "network": network}))
+  selector = "paac_train" if algorithm == "paac" else "apex_train"
+  (root / "operative_config.gin").write_text(
+      "%s.mlp_units = (16, 16)\n%s.network = '%s'\n"
+      "make_environment.noop_max = 30\n" % (selector, selector, network))
+  extra = {"env_steps": tf.Variable(step, dtype=tf.int64)}
+  ckpt = tf.train.Checkpoint(**{key: model}, **extra)
+  tf.train.CheckpointManager(ckpt, str(train), max_to_keep=3).save(checkpoint_number=step)
+
+
+def test_cli_exports_a_run_and_refuses_an_existing_version(cartpole, tmp_path):
+  run = tmp_path / "run"
+  _fake_run(run, "paac", cartpole["model"], 1234, "model")
+  proc = run_module("paac_tf.export", "--root_dir=%s" % run, "--greedy", timeout=240)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  path = os.path.join(str(run), "policies", "cartpole_v1", "1234")
+  assert proc.stdout.strip().splitlines()[-1] == path
+  meta = export.read_metadata(path)
+  assert meta["train_step"] == 1234 and meta["greedy"] is True
+  assert meta["run_config"]["network"] == "mlp" and "mlp_units" in meta["operative_config"]
+  assert meta["preprocessing"]["gymnasium_id"] == "CartPole-v1"
+  serve = tf.saved_model.load(path).signatures["serving_default"]
+  expected, probabilities, _ = _paac_expected(cartpole["model"], cartpole["obs"])
+  out = serve(observation=tf.constant(cartpole["obs"]))
+  np.testing.assert_array_equal(out["action"].numpy(), expected)
+  np.testing.assert_allclose(out["probabilities"].numpy(), probabilities, atol=1e-5)
+
+  before = _tree_digest(os.path.join(str(run), "policies"))
+  proc = run_module("paac_tf.export", "--root_dir=%s" % run, timeout=240)
+  assert proc.returncode == 2
+  error_lines = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
+  assert len(error_lines) == 1 and "already exists" in error_lines[0], proc.stderr[-2000:]
+  assert _tree_digest(os.path.join(str(run), "policies")) == before
+
+
+def test_export_checkpoint_rebuilds_apex_and_picks_checkpoints(tmp_path):
+  spec = array_spec.BoundedArraySpec((4,), np.float32, -1e9, 1e9, name="observation")
+  model = dueling_q.build_dueling_q(2, spec, torso="mlp", mlp_units=(16, 16))
+  run = tmp_path / "run"
+  _fake_run(run, "apex", model, 50, "q_network")
+  with pytest.raises(errors.UserError, match="No checkpoint for step 7"):
+    export.export_checkpoint(str(run), checkpoint=7)
+  path = export.export_checkpoint(str(run), checkpoint=50, export_dir=str(tmp_path / "out"))
+  assert path == str(tmp_path / "out" / "cartpole_v1" / "50")
+  meta = export.read_metadata(path)
+  assert meta["algorithm"] == "apex" and meta["greedy"] is True
+  obs = np.random.default_rng(1).normal(size=(9, 4)).astype(np.float32)
+  out = tf.saved_model.load(path).signatures["serving_default"](observation=tf.constant(obs))
+  np.testing.assert_allclose(out["q_values"].numpy(), model(obs).numpy(), atol=1e-5)
+  # A checkpoint under another key does not fit: a clear error, nothing written.
+  run2 = tmp_path / "run2"
+  _fake_run(run2, "apex", model, 60, "model")
+  with pytest.raises(errors.CheckpointMismatchError, match="q_network"):
+    export.export_checkpoint(str(run2))
+  assert not os.path.exists(run2 / "policies" / "cartpole_v1" / "60")
+
+
+def test_bad_run_directories(tmp_path):
+  with pytest.raises(errors.UserError, match="does not exist"):
+    export.export_checkpoint(str(tmp_path / "missing"))
+  (tmp_path / "empty").mkdir()
+  with pytest.raises(errors.UserError, match="run_config.json not found"):
+    export.export_checkpoint(str(tmp_path / "empty"))
+  (tmp_path / "empty" / "train").mkdir()
+  (tmp_path / "empty" / "train" / "run_config.json").write_text(
+      json.dumps({"algorithm": "paac", "env_name": "CartPole-v1"}))
+  with pytest.raises(errors.UserError, match="No checkpoint in"):
+    export.export_checkpoint(str(tmp_path / "empty"))
+
+
+def test_training_exporter_contract(cartpole, tmp_path):
+  class Agent:
+    model = cartpole["model"]
+
+  class Env:
+    def observation_spec(self):
+      return cartpole["spec"]
+
+  exporter = export.training_exporter(str(tmp_path), "CartPole-v1")
+  path = exporter(Agent(), Env(), 500)
+  assert path == os.path.join(str(tmp_path), "policies", "cartpole_v1", "500")
+  meta = export.read_metadata(path)
+  assert meta["greedy"] is False and meta["action_selection"] == "sample"
+  assert exporter(Agent(), Env(), 500) is None      # exists: skipped, untouched
+  exporter(Agent(), Env(), 1000)
+  assert export.existing_versions(os.path.dirname(path)) == [500, 1000]
+
+
+def test_model_names():
+  assert export.model_name("Pong") == "pong"
+  assert export.model_name("ALE/SpaceInvaders-v5") == "space_invaders"
+  assert export.model_name("BreakoutNoFrameskip-v4") == "breakout"
+  assert export.model_name("CartPole-v1") == "cartpole_v1"
