@@ -36,6 +36,7 @@ import sys
 import tempfile
 
 from absl import logging
+import gin
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
@@ -598,6 +599,7 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
   return save_paac_policy(model, observation_spec, base_dir, version, metadata, greedy=greedy)
 
 
+@gin.configurable(denylist=["root_dir", "env_name"])
 def training_exporter(root_dir, env_name, greedy=False):
   """Returns exporter(agent, env, step) writing root_dir/policies/<model_name>/<step>/.
 
@@ -611,7 +613,6 @@ def training_exporter(root_dir, env_name, greedy=False):
     if tf.io.gfile.exists(path):
       logging.info("Export %s exists already; skipped.", path)
       return None
-    import gin  # pylint: disable=import-outside-toplevel
     operative_config = gin.operative_config_str()
     run_config = {}
     try:

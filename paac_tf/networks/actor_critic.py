@@ -13,10 +13,11 @@ class ActorCritic(tf.keras.Model):
     self.num_actions = int(num_actions)
     self.observation_shape = tuple(int(d) for d in observation_shape)
     self.torso = torsos.make_torso(torso, self.observation_shape, mlp_units)
-    self.policy_head = tf.keras.layers.Dense(
-        num_actions, name="policy_logits",
-        kernel_initializer=tf.keras.initializers.VarianceScaling(0.01))
-    self.value_head = tf.keras.layers.Dense(1, name="value")
+    # Heads initialised as the original PAAC code (torch-style uniform, biases included).
+    features = {"arch_nips": 256, "arch_nature": 512}.get(torso, (tuple(mlp_units) or (0,))[-1])
+    init = torsos.torch_init(features) if torso in ("arch_nips", "arch_nature") else {}
+    self.policy_head = tf.keras.layers.Dense(num_actions, name="policy_logits", **init)
+    self.value_head = tf.keras.layers.Dense(1, name="value", **init)
 
   def call(self, observation, training=False):
     features = self.torso(observation, training=training)

@@ -10,6 +10,14 @@ layers = tf.keras.layers
 TORSOS = ("arch_nips", "arch_nature", "mlp")
 
 
+def torch_init(fan_in):
+  """Weights and biases ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the original PAAC code's
+  ("torch") initialisation, for weights and biases alike."""
+  bound = 1.0 / float(fan_in) ** 0.5
+  return dict(kernel_initializer=tf.keras.initializers.RandomUniform(-bound, bound),
+              bias_initializer=tf.keras.initializers.RandomUniform(-bound, bound))
+
+
 class ScaleUint8(layers.Layer):
   """uint8 pixels -> float32 in [0, 1]."""
 
@@ -24,25 +32,25 @@ class ToFloat32(layers.Layer):
 
 
 def arch_nips(name="arch_nips"):
-  """PAAC / DQN-NIPS torso: conv 16 8x8/4, conv 32 4x4/2, fc 256."""
+  """PAAC / DQN-NIPS torso: conv 16 8x8/4, conv 32 4x4/2, fc 256 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1"),
-      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2"),
+      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1", **torch_init(8 * 8 * 4)),
+      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2", **torch_init(4 * 4 * 16)),
       layers.Flatten(name="flatten"),
-      layers.Dense(256, activation="relu", name="fc"),
+      layers.Dense(256, activation="relu", name="fc", **torch_init(9 * 9 * 32)),
   ], name=name)
 
 
 def arch_nature(name="arch_nature"):
-  """Nature-DQN torso: conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512."""
+  """Nature-DQN torso: conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1"),
-      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2"),
-      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3"),
+      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1", **torch_init(8 * 8 * 4)),
+      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2", **torch_init(4 * 4 * 32)),
+      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3", **torch_init(3 * 3 * 64)),
       layers.Flatten(name="flatten"),
-      layers.Dense(512, activation="relu", name="fc"),
+      layers.Dense(512, activation="relu", name="fc", **torch_init(7 * 7 * 64)),
   ], name=name)
 
 
