@@ -117,6 +117,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
 
       if steps >= next_checkpoint:
         _checked_metrics(metrics, updates)
+        _check_finite_weights(agent.model, updates)
         env_steps.assign(steps)
         checkpointer.save(steps)
         last_saved = steps
@@ -142,6 +143,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   writer.close()
   if steps != last_saved:
     _checked_metrics(metrics, int(agent.optimizer.iterations.numpy()))
+    _check_finite_weights(agent.model, int(agent.optimizer.iterations.numpy()))
     checkpointer.save(steps)
   if exporter is not None:
     exporter(agent, env, steps)
@@ -162,3 +164,11 @@ def _checked_metrics(metrics, updates):
         "good checkpoint is kept untouched. Lower the learning rate or check the rewards."
         % (updates, ", ".join("%s=%g" % kv for kv in values.items())))
   return values
+
+
+def _check_finite_weights(model, updates):
+  """Never checkpoint non-finite weights: the last good checkpoint stays the newest."""
+  if not all(bool(tf.reduce_all(tf.math.is_finite(v))) for v in model.variables):
+    raise errors.TrainingDivergedError(
+        "Weights are not finite after update %d. Training stopped; the last good checkpoint "
+        "is kept untouched. Lower the learning rate." % updates)
