@@ -148,3 +148,21 @@ def test_resuming_with_another_network_is_refused_and_touches_nothing(tmp_path):
   _expect_user_error(proc, "different configuration", "network")
   after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(root, "**"), recursive=True)}
   assert before == after
+
+
+def test_unsupported_action_space_is_a_clear_error(tmp_path):
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % tmp_path,
+                    "--gin_bindings=train_eval.env_name='Pendulum-v1'")
+  _expect_user_error(proc, "Pendulum-v1", "Box")
+
+
+@pytest.mark.parametrize("version", [(3, 8), (3, 12)])
+def test_unsupported_python_stops_at_once(version):
+  code = ("import sys; sys.version_info = (%d, %d, 0, 'final', 0); import paac_tf" % version)
+  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+  assert proc.returncode != 0
+  assert "3.9 to 3.11" in proc.stderr and "Traceback" not in proc.stderr
+  check = subprocess.run([sys.executable, "-c", code.replace(
+      "import paac_tf", "exec(open('tools/check_python.py').read())")], cwd=REPO,
+                         capture_output=True, text=True)
+  assert check.returncode != 0 and "3.9 to 3.11" in check.stderr

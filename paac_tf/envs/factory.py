@@ -29,6 +29,19 @@ def _check_backend(atari_backend):
                      (atari_backend, ", ".join(repr(b) for b in ATARI_BACKENDS)))
 
 
+def _check_spaces(env_id):
+  """Fails fast, in this process, on spaces the adapter cannot take (before any worker starts,
+  so the user gets the adapter's clear error rather than a worker failure)."""
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
+  env = gym.make(env_id)
+  try:
+    gym_adapter.observation_spec_from_space(env.observation_space, env_id, True)
+    gym_adapter.action_spec_from_space(env.action_space, env_id)
+  finally:
+    env.close()
+
+
 def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="vector",
                      num_threads=0, reward_clipping=True, episodic_life=False, noop_max=30,
                      max_episode_frames=108000):
@@ -73,6 +86,7 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
         max_episode_frames=max_episode_frames)
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
+  _check_spaces(resolved)
   env_fns = [functools.partial(gym_adapter.GymnasiumPyEnvironment, resolved, seed=seed + i)
              for i in range(num_envs)]
   return worker_pool.ParallelBatchedPyEnvironment(env_fns, num_workers, reward_clipping=False)
