@@ -1,0 +1,74 @@
+"""Publishes a finished (or stopped) run under results/<name>/ with everything to repeat it.
+
+  python tools/publish_run.py --run_dir=runs/pong_paac --name=pong_paac \
+      --command="python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/pong_paac"
+
+Writes results/<name>/: curve.png (return against frames and wall time), summaries.csv
+(every scalar summary), eval.json (the newest exported policy under the 30 no-op protocol,
+unless --episodes=0), run_info.json (command, wall time, hardware, steps), operative_config.gin;
+then regenerates results/README.md with the compare tool over all of results/.
+"""
+import argparse
+import glob
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(*args):
+  print("+", " ".join(args), flush=True)
+  subprocess.run([sys.executable, *args], cwd=REPO, check=True)
+
+
+def newest_policy(run_dir):
+  versions = [p for p in glob.glob(os.path.join(run_dir, "policies", "*", "*"))
+              if os.path.basename(p).isdigit()]
+  return max(versions, key=lambda p: int(os.path.basename(p))) if versions else None
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--run_dir", required=True)
+  parser.add_argument("--name", required=True)
+  parser.add_argument("--command", required=True, help="The exact command that made the run.")
+  parser.add_argument("--episodes", type=int, default=30)
+  parser.add_argument("--notes", default="")
+  args = parser.parse_args()
+  out = os.path.join(REPO, "results", args.name)
+  os.makedirs(out, exist_ok=True)
+  run("-m", "paac_tf.tools.plot", args.run_dir, "--output=" + os.path.join(out, "curve.png"),
+      "--x=both")
+  run("-m", "paac_tf.tools.plot", args.run_dir, "--output=" + os.path.join(out, "curve.png"),
+      "--x=both", "--csv=" + os.path.join(out, "summaries.csv"))
+  policy = newest_policy(args.run_dir)
+  if args.episodes and policy:
+    run("-m", "paac_tf.evaluate", "--policy_dir=" + policy, "--episodes=%d" % args.episodes,
+        "--output_dir=" + out, "--overwrite")
+  sys.path.insert(0, REPO)
+  from paac_tf.tools import events  # pylint: disable=import-outside-toplevel
+  ev = events.read_run_events(os.path.join(args.run_dir, "train"))
+  with open(os.path.join(args.run_dir, "train", "run_config.json")) as f:
+    run_config = json.load(f)
+  steps = int(ev.last_env_step() or 0)
+  from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
+  atari = names.resolve_atari(run_config.get("env_name", "")) is not None
+  info = {"command": args.command, "wall_time_s": ev.wall_time_s(), "agent_steps": steps,
+          "frames": steps * 4 if atari else None, "algorithm": run_config.get("algorithm"),
+          "env_name": run_config.get("env_name"),
+          "hardware": "%d-core %s, no GPU (%s)" % (os.cpu_count(), platform.machine(),
+                                                  platform.platform()),
+          "evaluated_policy": policy, "notes": args.notes}
+  with open(os.path.join(out, "run_info.json"), "w") as f:
+    json.dump(info, f, indent=2)
+  shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)
+  run("-m", "paac_tf.tools.compare", os.path.join(REPO, "results"),
+      "--output=" + os.path.join(REPO, "results", "README.md"), "--overwrite")
+
+
+if __name__ == "__main__":
+  main()
