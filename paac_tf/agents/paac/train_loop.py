@@ -25,7 +25,6 @@ from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 
 
-
 @gin.configurable(module="paac")
 def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
                network="arch_nips", mlp_units=(64, 64), checkpoint_interval=1_000_000,
