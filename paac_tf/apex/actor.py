@@ -1,0 +1,352 @@
+r"""An Ape-X actor: a batch of environments, epsilon-greedy on a local network copy,
+n-step transitions with initial priorities, written to the Reverb replay.
+
+  python -m paac_tf.apex.actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
+      --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
+
+Per batched step (all `num_envs` environments at once):
+  1. Q-values of the observations under the local network (one compiled call);
+  2. epsilon_i-greedy actions, epsilon_i = 0.4 ** (1 + 7 i / (N - 1)) (0.4 if N = 1);
+     the step is sent to the environments, which run while the actor writes (3-4);
+  3. the n-step builder (`agents/apex/n_step.py`) completes transitions; each gets its
+     initial priority |TD error| under the local network as online and target network;
+  4. frames and items go to Reverb (`transport.TransitionWriter`), streamed in chunks;
+     the writer is flushed every step down to a bounded number of unconfirmed items,
+     so a rate-limited replay slows the actor down instead of queueing without bound.
+Every `weights_refresh_interval` batched steps the actor copies the learner's latest
+published weights; every `report_interval_s` it reports its agent steps and finished
+episodes (raw game scores) to the actor-stats table. With a root dir it writes TensorBoard
+summaries (Metrics/AverageReturn, ...) to root_dir/actors/actor_I.
+
+It stops on SIGTERM (and SIGINT unless started by the launcher), when the learner
+publishes `done`, after `max_steps` batched steps, when its launcher process is gone, or
+(exit status 3) when the replay server stays unreachable for `server_timeout_s`.
+"""
+
+if __name__ == "__main__":
+  # `python -m paac_tf.apex.actor` runs this file as __main__; hand over to the package's
+  # copy of the module so that its gin configurables are registered once, not twice.
+  from paac_tf.apex import actor as _package_module  # pylint: disable=import-self
+  _package_module.cli()
+  raise SystemExit(0)
+
+import os
+import signal
+import sys
+import time
+
+from absl import flags
+from absl import logging
+import gin
+import numpy as np
+
+from paac_tf import errors
+from paac_tf.agents.apex import epsilon as epsilon_lib
+from paac_tf.agents.apex import n_step
+from paac_tf.agents.apex import priorities
+from paac_tf.apex import common
+from paac_tf.apex import transport
+from paac_tf.apex import weights as weights_lib
+from paac_tf.runtime import summaries
+
+EXIT_REPLAY_UNREACHABLE = 3
+
+
+class ReplayUnreachableError(RuntimeError):
+  pass
+
+
+class _Stop:
+  """Stop flag set by SIGTERM (and SIGINT unless a launcher manages this actor)."""
+
+  def __init__(self, managed):
+    self.requested = False
+    signal.signal(signal.SIGTERM, self._handle)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if managed else self._handle)
+
+  def _handle(self, signum, frame):
+    del frame
+    if not self.requested:
+      logging.info("%s received: stopping.", signal.Signals(signum).name)
+    self.requested = True
+
+
+@gin.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
+                                            "env_name", "root_dir", "seed", "parent_pid",
+                                            "stop"])
+def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None, seed=0,
+               num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
+               epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
+               report_interval_s=1.0, log_interval_s=30.0, tf_threads=1, max_steps=None,
+               server_timeout_s=120.0, parent_pid=None, stop=None):
+  """Runs one actor until stopped (see the module docstring); returns its counters.
+
+  Args:
+    num_envs, num_workers: the actor's batched environment (`make_environment`).
+    discount: gamma of the n-step returns (n is `ReplayLayout.n_step`).
+    epsilon_base, epsilon_alpha: the exploration ladder, base ** (1 + alpha i / (N - 1)).
+    weights_refresh_interval: batched steps between weight refreshes (Ape-X: ~400 frames,
+      i.e. 100 agent steps per environment).
+    chunk_length: frames per Reverb chunk (compression unit; items wait for their chunk).
+    report_interval_s: seconds between reports to the learner (agent steps, episodes).
+    tf_threads: TF thread pool size (actors share cores; 1 avoids oversubscription).
+    max_steps: stop after this many batched steps (None: until told to stop).
+    server_timeout_s: give up (exit status 3) after this long without the replay server.
+    parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
+  """
+  import reverb  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  common.set_tf_threads(tf_threads)
+  stop = stop or _Stop(managed=parent_pid is not None)
+  should_stop = lambda: stop.requested or not common.parent_alive(parent_pid)
+  epsilon = epsilon_lib.actor_epsilon(actor_index, num_actors, epsilon_base, epsilon_alpha)
+  rng = np.random.default_rng([int(seed), int(actor_index)])
+  client = reverb.Client(replay_address)
+
+  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                     seed=seed)
+  writer = None
+  try:
+    observation_spec = env.observation_spec()
+    layout = transport.ReplayLayout(observation_spec)
+    model = weights_lib.build_q_network(env.num_actions, observation_spec)
+    q_function = tf.function(model)
+    subscriber = weights_lib.WeightsSubscriber(client, model)
+    logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
+                 env_name, num_envs, epsilon, replay_address, layout)
+    if not _wait_for_weights(subscriber, should_stop, server_timeout_s):
+      return {"env_steps": 0, "items": 0, "reason": "stopped"}
+    subscriber.fetch()
+    builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
+    writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
+    loop = _ActorLoop(env, q_function, subscriber, builder, writer, client, epsilon, rng,
+                      actor_index, root_dir, weights_refresh_interval, report_interval_s,
+                      log_interval_s, server_timeout_s)
+    return loop.run(should_stop, max_steps)
+  finally:
+    if writer is not None:
+      writer.close()
+    env.close()
+
+
+def _wait_for_weights(subscriber, should_stop, server_timeout_s):
+  """Waits for the learner's first weights; False if told to stop meanwhile."""
+  start = last_log = last_contact = time.monotonic()
+  while True:
+    try:
+      if subscriber.available():
+        return True
+      last_contact = time.monotonic()
+    except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+      if time.monotonic() - last_contact > server_timeout_s:
+        raise ReplayUnreachableError("Replay server unreachable for %.0f s (%s)."
+                                     % (server_timeout_s, e)) from None
+    if should_stop():
+      return False
+    if time.monotonic() - last_log > 30:
+      logging.info("Waiting for the learner's first weights (%.0f s).", time.monotonic() - start)
+      last_log = time.monotonic()
+    time.sleep(0.5)
+
+
+class _ActorLoop:
+  """The stepping loop with its counters, reports and summaries."""
+
+  def __init__(self, env, q_function, subscriber, builder, writer, client, epsilon, rng,
+               actor_index, root_dir, weights_refresh_interval, report_interval_s,
+               log_interval_s, server_timeout_s):
+    self.env, self.q_function, self.subscriber = env, q_function, subscriber
+    self.builder, self.writer, self.client = builder, writer, client
+    self.epsilon, self.rng, self.actor_index = epsilon, rng, int(actor_index)
+    self.weights_refresh_interval = max(1, int(weights_refresh_interval))
+    self.report_interval_s = float(report_interval_s)
+    self.log_interval_s = float(log_interval_s)
+    self.server_timeout_s = float(server_timeout_s)
+    self.summary_writer = (summaries.SummaryWriter(
+        os.path.join(root_dir, "actors", "actor_%d" % self.actor_index)) if root_dir else None)
+    self.window = summaries.EpisodeWindow(100)
+    self.env_steps = 0
+    self.blocked_s = 0.0
+    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+
+  def run(self, should_stop, max_steps):
+    env, num_envs = self.env, self.builder.num_envs
+    rows = np.arange(num_envs)
+    can_send = hasattr(env, "send") and hasattr(env, "recv")
+    time_step = env.reset()
+    steps = 0
+    t0 = time.monotonic()
+    next_report = t0 + self.report_interval_s
+    next_log = t0 + self.log_interval_s
+    log_mark = (t0, 0, 0)
+    reason = "max_steps"
+    while max_steps is None or steps < max_steps:
+      if should_stop():
+        reason = "stopped"
+        break
+      q_values = self.q_function(time_step.observation).numpy()
+      action = epsilon_lib.epsilon_greedy(q_values, self.epsilon, self.rng)
+      if can_send:
+        env.send(action)     # the environments step while the transitions are written
+      ids = self.writer.observation_ids(time_step.step_type)
+      transitions = self.builder.step(time_step.step_type, time_step.reward,
+                                      time_step.discount, action,
+                                      q_taken=q_values[rows, action], ids=ids)
+      initial = priorities.initial_priorities(
+          transitions.q_taken, transitions.reward, transitions.discount,
+          q_values[transitions.env])
+      written = self.writer.write(time_step.step_type, time_step.observation, transitions,
+                                  initial)
+      self._flush(should_stop)
+      time_step = env.recv() if can_send else env.step(action)
+      steps += 1
+      self.env_steps += num_envs
+      self._unreported["env_steps"] += num_envs
+      self._unreported["items"] += written.items
+
+      if steps % self.weights_refresh_interval == 0:
+        self.subscriber.fetch()
+        if self.subscriber.done:
+          reason = "learner done"
+          break
+      now = time.monotonic()
+      if now >= next_report:
+        self._report()
+        next_report = now + self.report_interval_s
+      if now >= next_log:
+        log_mark = self._log(now, log_mark)
+        next_log = now + self.log_interval_s
+    # Only a run that ends by itself waits for its last items; after a stop request or the
+    # learner's end, the replay may no longer accept them (its rate limiter holds inserts
+    # once nobody samples), so waiting would only delay the shutdown.
+    self._finish(flush_timeout_ms=30_000 if reason == "max_steps" else 0)
+    logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
+                 reason, self.env_steps, self.writer.items_written)
+    return {"env_steps": self.env_steps, "items": self.writer.items_written, "reason": reason,
+            "blocked_s": self.blocked_s}
+
+  def _flush(self, should_stop):
+    """Waits while too many items are unconfirmed (the replay's rate limiter holds them)."""
+    import reverb  # pylint: disable=import-outside-toplevel
+    start = time.monotonic()
+    last_contact = start
+    while True:
+      try:
+        self.writer.flush(timeout_ms=1000)
+        break
+      except reverb.errors.DeadlineExceededError:
+        pass
+      if should_stop():
+        break
+      try:
+        self.client.server_info(timeout=10)
+        last_contact = time.monotonic()
+      except Exception as e:  # pylint: disable=broad-except
+        if time.monotonic() - last_contact > self.server_timeout_s:
+          raise ReplayUnreachableError("Replay server unreachable for %.0f s (%s)."
+                                       % (self.server_timeout_s, e)) from None
+    self.blocked_s += time.monotonic() - start
+
+  def _report(self):
+    episodes = self.env.pop_finished_episodes()
+    self.window.add(episodes)
+    self._unreported["episodes"].extend(episodes)
+    pending = self._unreported
+    returns = np.asarray([r for r, _ in pending["episodes"]], np.float32)
+    lengths = np.asarray([l for _, l in pending["episodes"]], np.int64)
+    self.client.insert({
+        "actor_index": np.int32(self.actor_index), "env_steps": np.int64(pending["env_steps"]),
+        "epsilon": np.float32(self.epsilon), "episode_lengths": lengths,
+        "episode_returns": returns, "items": np.int64(pending["items"]),
+    }, priorities={transport.STATS_TABLE: 1.0})
+    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+    if self.summary_writer is not None:
+      self.summary_writer.episode_metrics(self.window, self.env_steps, self.env_steps)
+
+  def _log(self, now, mark):
+    t, steps, items = mark
+    dt = max(now - t, 1e-9)
+    rate = (self.env_steps - steps) / dt
+    insert_rate = (self.writer.items_written - items) / dt
+    logging.info("Actor %d: %d agent steps (%.0f/s), %.0f inserts/s, weights of learner step "
+                 "%d, blocked %.0f%%, average return %.2f over %d episodes", self.actor_index,
+                 self.env_steps, rate, insert_rate, self.subscriber.learner_step,
+                 100.0 * self.blocked_s / max(now - t, 1e-9) if steps else 0.0,
+                 self.window.average_return, len(self.window.returns))
+    if self.summary_writer is not None:
+      self.summary_writer.scalars({"Perf/agent_steps_per_second": rate,
+                                   "Perf/inserts_per_second": insert_rate,
+                                   "Actor/epsilon": self.epsilon,
+                                   "Actor/weights_learner_step": self.subscriber.learner_step},
+                                  self.env_steps)
+      self.summary_writer.flush()
+    self.blocked_s = 0.0
+    return (now, self.env_steps, self.writer.items_written)
+
+  def _finish(self, flush_timeout_ms):
+    """Sends what is buffered (within `flush_timeout_ms`) and a last report."""
+    if flush_timeout_ms > 0:
+      try:
+        self.writer.flush(timeout_ms=flush_timeout_ms, everything=True)
+      except Exception as e:  # pylint: disable=broad-except
+        logging.info("Final flush incomplete (%s).", e)
+    try:
+      self._report()
+    except Exception as e:  # pylint: disable=broad-except
+      logging.info("Final report not sent (%s).", e)
+    if self.summary_writer is not None:
+      self.summary_writer.close()
+
+
+# --- command line ---------------------------------------------------------------------------
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
+  flags.DEFINE_integer("actor_index", 0, "This actor's index i in [0, num_actors).")
+  flags.DEFINE_integer("num_actors", 1, "N, the number of actors (sets the epsilon ladder).")
+  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("root_dir", None, "Run directory: summaries go to actors/actor_I.")
+  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
+  flags.DEFINE_integer("seed", None, "Environment/exploration seed (default: derived from "
+                       "train_eval.seed and the actor index).")
+  flags.DEFINE_integer("parent_pid", None, "Exit when this process is gone (launcher use).")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if not FLAGS.replay_address:
+    raise errors.UserError("Give --replay_address=HOST:PORT of the replay server.")
+  if not 0 <= FLAGS.actor_index < FLAGS.num_actors:
+    raise errors.UserError("--actor_index must be in [0, --num_actors), got %d of %d."
+                           % (FLAGS.actor_index, FLAGS.num_actors))
+  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
+  env_name = common.env_name_or_configured(FLAGS.env_name)
+  seed = FLAGS.seed
+  if seed is None:
+    seed = int(common.configured("train_eval.seed", 0)) * 1000 + 7919 * (FLAGS.actor_index + 1)
+  root_dir = common.prepare_root_dir(FLAGS.root_dir) if FLAGS.root_dir else None
+  status = 0
+  try:
+    apex_actor(FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name,
+               root_dir=root_dir, seed=seed, parent_pid=FLAGS.parent_pid)
+  except ReplayUnreachableError as e:
+    logging.error("%s", e)
+    status = EXIT_REPLAY_UNREACHABLE
+  # Everything is closed: skip the interpreter's teardown of TF and gRPC, which can take
+  # seconds (the launcher waits for actors to exit when it shuts down).
+  logging.flush()
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status)  # pylint: disable=protected-access
+
+
+def cli():
+  """`python -m paac_tf.apex.actor`."""
+  _define_flags()
+  common.run_main(main)

@@ -1,0 +1,244 @@
+"""Ape-X on one machine: replay server, N actor processes and the learner, one command.
+
+`python -m paac_tf.train --gin_file=apex_atari.gin` reaches `run_local` through
+`train_eval`. It
+  1. writes the whole gin configuration to root_dir/apex_config.gin (actors parse it);
+  2. starts the Reverb server in this process (`replay.start_server`; the learner then
+     samples it without gRPC), restoring root_dir/replay_checkpoint if
+     `checkpoint_replay` is set;
+  3. starts N actors, `python -m paac_tf.apex.actor ...` subprocesses connected to
+     127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
+     actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
+     restarts in all, then the run fails with the last lines of its log);
+  4. runs the learner in this process until `total_steps` agent steps (summed over all
+     actors, as the actors report them) or a stop request (SIGINT/SIGTERM);
+  5. shuts down: actors get SIGTERM (SIGKILL after `shutdown_grace_s`), the server
+     stops (its port is freed). Actors ignore the terminal's SIGINT (the launcher decides)
+     and exit by themselves if the launcher process disappears.
+
+The same pieces run on several hosts with the commands in `replay.py`, `actor.py` and
+`learner.py` (see `multi_host_commands`).
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from absl import logging
+import gin
+
+from paac_tf import errors
+from paac_tf.apex import replay as replay_lib
+
+CONFIG_FILE = "apex_config.gin"
+REPLAY_CHECKPOINT_DIR = "replay_checkpoint"
+
+
+class ActorFailedError(errors.UserError):
+  """Actors keep dying; the run stops."""
+
+
+class ActorProcesses:
+  """Starts, watches, restarts and stops the actor subprocesses."""
+
+  def __init__(self, root_dir, replay_address, num_actors, config_file, seed,
+               max_restarts=20, poll_s=1.0, extra_args=(), env=None):
+    self.root_dir = root_dir
+    self.replay_address = replay_address
+    self.num_actors = int(num_actors)
+    self.config_file = config_file
+    self.seed = int(seed)
+    self.max_restarts = int(max_restarts)
+    self.poll_s = float(poll_s)
+    self.extra_args = list(extra_args)
+    self.env = env
+    self.log_dir = os.path.join(root_dir, "actors")
+    os.makedirs(self.log_dir, exist_ok=True)
+    self.processes = [None] * self.num_actors
+    self.finished = [False] * self.num_actors
+    self.starts = [0] * self.num_actors
+    self.restarts = 0
+    self.failure = None
+    self._lock = threading.Lock()
+    self._stopping = threading.Event()
+    self._thread = None
+
+  def log_path(self, index):
+    return os.path.join(self.log_dir, "actor_%d.log" % index)
+
+  def _command(self, index):
+    # A different seed on every (re)start, so a restarted actor plays new episodes.
+    seed = self.seed * 1000 + 7919 * (index + 1) + 104729 * self.starts[index]
+    return [sys.executable, "-m", "paac_tf.apex.actor",
+            "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
+            "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
+            "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,
+            "--parent_pid=%d" % os.getpid()] + self.extra_args
+
+  def _start(self, index):
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.update(self.env or {})
+    with open(self.log_path(index), "ab") as log:
+      log.write(b"\n=== start %d of actor %d at %s ===\n" % (
+          self.starts[index] + 1, index, time.strftime("%Y-%m-%d %H:%M:%S").encode()))
+      log.flush()
+      process = subprocess.Popen(self._command(index), stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT, env=env, cwd=os.getcwd())
+    self.processes[index] = process
+    self.starts[index] += 1
+    logging.info("Started actor %d (pid %d), log %s", index, process.pid, self.log_path(index))
+
+  def start(self):
+    for i in range(self.num_actors):
+      self._start(i)
+    self._thread = threading.Thread(target=self._watch, name="apex-actor-monitor", daemon=True)
+    self._thread.start()
+
+  def _tail(self, index, lines=12):
+    try:
+      with open(self.log_path(index), "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - 8192))
+        return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-lines:])
+    except OSError:
+      return ""
+
+  def _watch(self):
+    while not self._stopping.wait(self.poll_s):
+      with self._lock:
+        if self._stopping.is_set():
+          return
+        for i, process in enumerate(self.processes):
+          code = process.poll()
+          if code is None or code == 0 or self.finished[i]:
+            # Running, or done by itself (exit status 0: the learner published `done`,
+            # or it was told to stop): nothing to restart.
+            self.finished[i] = self.finished[i] or code == 0
+            continue
+          if self.restarts >= self.max_restarts:
+            self.failure = ("Actor %d exited with status %s and the restart limit (%d) is "
+                            "reached; last lines of %s:\n%s" % (
+                                i, code, self.max_restarts, self.log_path(i), self._tail(i)))
+            logging.error("%s", self.failure)
+            return
+          self.restarts += 1
+          logging.warning("Actor %d (pid %d) exited with status %s; restarting it (restart %d "
+                          "of at most %d). Log: %s", i, process.pid, code, self.restarts,
+                          self.max_restarts, self.log_path(i))
+          self._start(i)
+
+  def check(self, *_):
+    """Raises if the monitor gave up on an actor (called from the learner's loop)."""
+    if self.failure:
+      raise ActorFailedError(self.failure)
+
+  def pids(self):
+    return [p.pid for p in self.processes if p is not None]
+
+  def stop(self, grace_s=10.0):
+    """SIGTERM to every actor, SIGKILL to those still alive after `grace_s`; reaps all."""
+    with self._lock:
+      self._stopping.set()
+    if self._thread is not None:
+      self._thread.join(timeout=5.0)
+    alive = [p for p in self.processes if p is not None and p.poll() is None]
+    for p in alive:
+      try:
+        p.terminate()
+      except OSError:
+        pass
+    deadline = time.monotonic() + grace_s
+    for p in alive:
+      try:
+        p.wait(timeout=max(0.1, deadline - time.monotonic()))
+      except subprocess.TimeoutExpired:
+        logging.warning("Actor pid %d did not stop in %.0f s; killing it.", p.pid, grace_s)
+        p.kill()
+        p.wait()
+
+
+@gin.configurable(module="apex")
+def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
+              checkpoint_replay=False, max_actor_restarts=20, shutdown_grace_s=10.0):
+  """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
+
+  Args:
+    num_actors: N actor processes (each steps `apex_actor.num_envs` environments).
+    port: the replay server's port (None: a free one).
+    checkpoint_replay: restore the replay from root_dir/replay_checkpoint on start and
+      checkpoint it at the end, after the actors stopped (large on Atari: the whole
+      replay content).
+    max_actor_restarts: actor restarts tolerated over the run before it fails.
+    shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.
+  """
+  from paac_tf.apex import learner as learner_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import signals  # pylint: disable=import-outside-toplevel
+  if int(num_actors) < 1:
+    raise errors.UserError("run_local.num_actors must be >= 1, got %r." % (num_actors,))
+  root_dir = os.path.abspath(root_dir)
+  config_file = os.path.join(root_dir, CONFIG_FILE)
+  _write_config(config_file)
+  stop = signals.StopRequest()   # installed first: a Ctrl-C during start-up is honoured
+  server = actors = None
+  stopped = []
+
+  def shut_down():
+    """Actors first (SIGTERM, then SIGKILL), then the replay server; idempotent."""
+    if stopped:
+      return
+    stopped.append(True)
+    if actors is not None:
+      actors.stop(shutdown_grace_s)
+    if server is not None:
+      if checkpoint_replay:
+        import reverb  # pylint: disable=import-outside-toplevel
+        try:
+          logging.info("Replay checkpoint: %s",
+                       reverb.Client("127.0.0.1:%d" % server.port).checkpoint())
+        except Exception as e:  # pylint: disable=broad-except
+          logging.error("Replay checkpoint failed: %s", e)
+      server.stop()
+      logging.info("Replay server stopped.")
+
+  try:
+    layout = replay_lib.layout_for(env_name)
+    checkpoint_dir = os.path.join(root_dir, REPLAY_CHECKPOINT_DIR) if checkpoint_replay else None
+    server = replay_lib.start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
+    address = "127.0.0.1:%d" % server.port
+    actors = ActorProcesses(root_dir, address, num_actors, config_file, seed,
+                            max_restarts=max_actor_restarts)
+    actors.start()
+    logging.info("Ape-X: replay on port %d, %d actors (pids %s), learner in this process.",
+                 server.port, num_actors, actors.pids())
+    result = learner_lib.apex_learner(address, root_dir, env_name, total_steps, seed=seed,
+                                      stop=stop, health_check=actors.check,
+                                      on_finished=shut_down)
+    result["actor_restarts"] = actors.restarts
+    return result
+  finally:
+    stop.restore()
+    shut_down()
+
+
+def _write_config(path):
+  """Writes every gin binding of this process, for the actor processes to parse."""
+  text = gin.config_str()
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    f.write("# Written by paac_tf.apex.launcher: the configuration the actors run with.\n")
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def multi_host_commands(gin_file, replay_host, port, root_dir, num_actors):
+  """The commands that run the same system on several hosts (for the README)."""
+  address = "%s:%d" % (replay_host, port)
+  lines = ["python -m paac_tf.apex.replay --port=%d --gin_file=%s" % (port, gin_file)]
+  lines += ["python -m paac_tf.apex.actor --replay_address=%s --actor_index=%d "
+            "--num_actors=%d --gin_file=%s" % (address, i, num_actors, gin_file)
+            for i in range(num_actors)]
+  lines.append("python -m paac_tf.apex.learner --replay_address=%s --root_dir=%s --gin_file=%s"
+               % (address, root_dir, gin_file))
+  return lines

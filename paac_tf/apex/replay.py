@@ -1,0 +1,198 @@
+r"""Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
+
+  python -m paac_tf.apex.replay --port=P --gin_file=apex_atari.gin \
+      [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
+
+Tables (names in `transport.py`):
+  replay       prioritized transitions: `Prioritized(priority_exponent)` sampler (alpha 0.6),
+               `Fifo` remover (oldest evicted first), `capacity` items, and a
+               `SampleToInsertRatio` rate limiter: no sampling before `learning_starts`
+               items, then samples per insert kept at `samples_per_insert` within
+               +- `error_buffer` samples (inserts block when the learner falls behind,
+               sampling blocks when it runs ahead). Items are validated against the
+               layout's signature (`transport.ReplayLayout`).
+  weights      the learner's latest weights: max_size 1, never consumed by sampling.
+  actor_stats  actors' reports, drained by the learner (FIFO, each sampled once; the
+               oldest are dropped if nobody drains them).
+
+Networking: Reverb 0.14's `Server` takes a port only and listens on all interfaces
+(gRPC address "[::]:port", IPv4 and IPv6); it cannot be bound to 127.0.0.1 or any one
+address, and it has no authentication. Local runs only connect to 127.0.0.1, but the port
+is reachable from the network: on a shared network, firewall it. Multi-host runs need
+exactly this (actors and learner connect to HOST:PORT).
+
+Checkpoints: with --checkpoint_dir the server restores the newest checkpoint found there
+at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every --checkpoint_interval_s seconds
+(0: never periodically) and one at a clean shutdown (SIGINT/SIGTERM). Without it, nothing
+is written to disk. A Reverb checkpoint holds the whole table contents: at full capacity
+on Atari that is gigabytes.
+"""
+
+if __name__ == "__main__":
+  # `python -m paac_tf.apex.replay` runs this file as __main__; hand over to the package's
+  # copy of the module so that its gin configurables are registered once, not twice.
+  from paac_tf.apex import replay as _package_module  # pylint: disable=import-self
+  _package_module.cli()
+  raise SystemExit(0)
+
+import os
+import signal
+import threading
+import time
+
+from absl import flags
+from absl import logging
+import gin
+
+from paac_tf import errors
+from paac_tf.apex import common
+from paac_tf.apex import transport
+
+# Default of the stats table: ~1 report per actor per second, so hours of slack.
+_STATS_CAPACITY = 100_000
+_NETWORK_WARNING = (
+    "Reverb listens on all network interfaces ([::]:%d; Reverb 0.14 cannot bind one "
+    "address) and has no authentication: firewall this port on untrusted networks.")
+
+
+@gin.configurable(module="apex")
+def apex_replay(capacity=2_000_000, priority_exponent=0.6, learning_starts=50_000,
+                samples_per_insert=1.0, samples_per_insert_tolerance=0.1, error_buffer=None):
+  """The replay table's settings.
+
+  Args:
+    capacity: transitions kept (FIFO eviction beyond). See the memory note in the
+      configs: on Atari with single frames, a stored transition costs about one
+      compressed 84x84 frame plus item overhead.
+    priority_exponent: alpha of P(i) = p_i^alpha / sum p^alpha.
+    learning_starts: transitions in replay before the learner may sample.
+    samples_per_insert: target number of times each transition is sampled, i.e. learner
+      batch size x learner steps / transitions inserted.
+    samples_per_insert_tolerance: the band, as a fraction of
+      learning_starts * samples_per_insert samples (as Acme); ignored if error_buffer.
+    error_buffer: the band in samples: the learner may run this many samples ahead of or
+      behind the target before sampling or inserting blocks.
+  """
+  if error_buffer is None:
+    error_buffer = learning_starts * samples_per_insert * samples_per_insert_tolerance
+  error_buffer = max(float(error_buffer), 2.0 * max(1.0, float(samples_per_insert)))
+  return {"capacity": int(capacity), "priority_exponent": float(priority_exponent),
+          "learning_starts": int(learning_starts),
+          "samples_per_insert": float(samples_per_insert), "error_buffer": error_buffer}
+
+
+def make_tables(layout, settings=None):
+  """The three tables of an Ape-X Reverb server (see the module docstring)."""
+  import reverb  # pylint: disable=import-outside-toplevel
+  settings = settings or apex_replay()
+  limiter = reverb.rate_limiters.SampleToInsertRatio(
+      samples_per_insert=settings["samples_per_insert"],
+      min_size_to_sample=max(1, settings["learning_starts"]),
+      error_buffer=settings["error_buffer"])
+  replay = reverb.Table(
+      name=transport.REPLAY_TABLE,
+      sampler=reverb.selectors.Prioritized(settings["priority_exponent"]),
+      remover=reverb.selectors.Fifo(),
+      max_size=settings["capacity"],
+      rate_limiter=limiter,
+      signature=layout.item_signature())
+  weights = reverb.Table(
+      name=transport.WEIGHTS_TABLE, sampler=reverb.selectors.Fifo(),
+      remover=reverb.selectors.Fifo(), max_size=1,
+      rate_limiter=reverb.rate_limiters.MinSize(1))
+  stats = reverb.Table(
+      name=transport.STATS_TABLE, sampler=reverb.selectors.Fifo(),
+      remover=reverb.selectors.Fifo(), max_size=_STATS_CAPACITY, max_times_sampled=1,
+      rate_limiter=reverb.rate_limiters.MinSize(1))
+  return [replay, weights, stats]
+
+
+class _NoCheckpointer:
+  """A server without checkpoints (Reverb's default would create a temporary directory)."""
+
+  def internal_checkpointer(self):
+    return None
+
+
+def start_server(layout, port=None, checkpoint_dir=None, settings=None):
+  """Starts the Reverb server; returns it (`server.port`, `server.stop()`).
+
+  Args:
+    layout: the `transport.ReplayLayout` of the run (gives the replay signature).
+    port: a free port, or None to pick one.
+    checkpoint_dir: restore from / checkpoint into this directory (None: no checkpoints).
+  """
+  import reverb  # pylint: disable=import-outside-toplevel
+  from reverb.platform.default import checkpointers  # pylint: disable=import-outside-toplevel
+  if port is not None:
+    common.check_port_free(port)
+  if checkpoint_dir:
+    os.makedirs(checkpoint_dir, exist_ok=True)
+    checkpointer = checkpointers.DefaultCheckpointer(os.path.abspath(checkpoint_dir))
+  else:
+    checkpointer = _NoCheckpointer()
+  tables = make_tables(layout, settings)
+  server = reverb.Server(tables=tables, port=port, checkpointer=checkpointer)
+  logging.info("Reverb server on port %d: %s, replay %s", server.port, layout,
+               settings or apex_replay())
+  logging.warning(_NETWORK_WARNING, server.port)
+  return server
+
+
+def layout_for(env_name):
+  """The ReplayLayout of `env_name` under the current gin configuration."""
+  observation_spec, _ = common.environment_specs(env_name)
+  return transport.ReplayLayout(observation_spec)
+
+
+# --- standalone server ----------------------------------------------------------------------
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_integer("port", None, "Port to serve on (all interfaces, see above).")
+  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
+  flags.DEFINE_string("checkpoint_dir", None, "Restore from and checkpoint into this dir.")
+  flags.DEFINE_float("checkpoint_interval_s", 0.0,
+                     "Seconds between checkpoints (0: only at shutdown).")
+
+
+def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
+  """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
+  layout = layout_for(env_name)
+  server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
+  stop = threading.Event()
+  for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda *_: stop.set())
+  import reverb  # pylint: disable=import-outside-toplevel
+  client = reverb.Client("127.0.0.1:%d" % server.port)
+  next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
+  try:
+    while not stop.wait(1.0):
+      if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
+        logging.info("Replay checkpoint: %s", client.checkpoint())
+        next_checkpoint = time.monotonic() + checkpoint_interval_s
+    if checkpoint_dir:
+      logging.info("Replay checkpoint: %s", client.checkpoint())
+  finally:
+    server.stop()
+    logging.info("Replay server stopped.")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if FLAGS.port is None:
+    raise errors.UserError("Give --port (the port actors and learner connect to).")
+  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
+  serve(FLAGS.port, common.env_name_or_configured(FLAGS.env_name), FLAGS.checkpoint_dir,
+        FLAGS.checkpoint_interval_s)
+
+
+def cli():
+  """`python -m paac_tf.apex.replay`."""
+  _define_flags()
+  common.run_main(main)

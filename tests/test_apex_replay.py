@@ -1,0 +1,341 @@
+"""Ape-X through a real Reverb server: the replay layout, actor priorities, learner updates,
+weights, checkpoints and the standalone replay command. No mocks: real envs, real Reverb."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import gin
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+
+from paac_tf import errors
+from paac_tf.agents.apex import learner_step as learner_step_lib
+from paac_tf.agents.apex import losses
+from paac_tf.agents.apex import n_step
+from paac_tf.apex import actor as actor_lib
+from paac_tf.apex import common
+from paac_tf.apex import replay
+from paac_tf.apex import transport
+from paac_tf.apex import weights
+from paac_tf.envs import environment
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def clean_gin():
+  gin.clear_config()
+  yield
+  gin.clear_config()
+
+
+def _fifo_server(layout):
+  """A server whose replay table hands back every item once, in insertion order."""
+  table = reverb.Table(transport.REPLAY_TABLE, sampler=reverb.selectors.Fifo(),
+                       remover=reverb.selectors.Fifo(), max_size=100_000, max_times_sampled=1,
+                       rate_limiter=reverb.rate_limiters.MinSize(1),
+                       signature=layout.item_signature())
+  return reverb.Server([table], checkpointer=replay._NoCheckpointer())  # pylint: disable=protected-access
+
+
+def _write_random_play(env, layout, client, steps, seed=0, chunk_length=4):
+  """Plays random actions through the real n-step builder and writer; returns what each
+  item must contain, keyed by its (unique) priority."""
+  rng = np.random.default_rng(seed)
+  num_envs = env.batch_size
+  builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=0.9)
+  writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
+  seen = [dict() for _ in range(num_envs)]     # stream position -> observation
+  expected = {}
+  step_types = set()
+  ts = env.reset()
+  for _ in range(steps):
+    action = rng.integers(0, env.num_actions, num_envs)
+    ids = writer.observation_ids(ts.step_type)
+    for e in range(num_envs):
+      seen[e][int(ids[e])] = np.array(ts.observation[e])
+    t = builder.step(ts.step_type, ts.reward, ts.discount, action, ids=ids)
+    prio = np.arange(len(expected) + 1, len(expected) + 1 + len(t.env), dtype=np.float64)
+    for i in range(len(t.env)):
+      e = int(t.env[i])
+      expected[float(prio[i])] = dict(
+          obs=seen[e][int(t.start_id[i])], next_obs=seen[e][int(t.next_id[i])],
+          action=int(t.action[i]), reward=float(t.reward[i]), discount=float(t.discount[i]),
+          k=int(t.length[i]))
+    writer.write(ts.step_type, ts.observation, t, prio)
+    step_types.update((int(s), float(d)) for s, d in zip(ts.step_type, ts.discount))
+    ts = env.step(action)
+  writer.flush(everything=True, timeout_ms=60_000)
+  writer.close()
+  return expected, step_types, writer
+
+
+def _check_items(client, layout, expected):
+  size = client.server_info()[transport.REPLAY_TABLE].current_size
+  assert size == len(expected)
+  checked = 0
+  for sample in client.sample(transport.REPLAY_TABLE, size, emit_timesteps=False,
+                              unpack_as_table_signature=True):
+    want = expected[sample.info.priority]
+    data = layout.unpack_np(sample.data)
+    obs, next_obs = layout.observations_np(data["frames"], data["next_offset"])
+    np.testing.assert_array_equal(obs, want["obs"])
+    np.testing.assert_array_equal(next_obs, want["next_obs"])
+    assert data["action"] == want["action"]
+    assert data["next_offset"] == want["k"]
+    assert data["reward"] == pytest.approx(want["reward"])
+    assert data["discount"] == pytest.approx(want["discount"])
+    # The TF reconstruction the learner uses agrees with numpy.
+    tf_obs, tf_next = layout.observations(data["frames"][None], np.array([data["next_offset"]]))
+    np.testing.assert_array_equal(tf_obs.numpy()[0], want["obs"])
+    np.testing.assert_array_equal(tf_next.numpy()[0], want["next_obs"])
+    checked += 1
+  return checked
+
+
+@pytest.mark.timeout(240)
+def test_atari_single_frame_stream_rebuilds_every_observation_exactly():
+  # Breakout with episodic life and a short frame limit: random play loses lives (MID,
+  # discount 0), ends games (LAST, terminated) and hits the limit (LAST, truncated).
+  env = environment.make_environment("Breakout", 2, 1, 3, episodic_life=True,
+                                     max_episode_frames=4 * 150)
+  try:
+    layout = transport.ReplayLayout(env.observation_spec(), n_step=3, single_frames=True)
+    assert layout.stack == 4 and layout.frame_shape == (84, 84) and layout.window == 7
+    server = _fifo_server(layout)
+    client = reverb.Client("127.0.0.1:%d" % server.port)
+    expected, step_types, writer = _write_random_play(env, layout, client, 420)
+    assert {(0, 1.0), (1, 0.0), (2, 0.0), (2, 1.0)} <= step_types   # all the cases occurred
+    # Each stream step stores one 84x84 frame: ~1 frame per transition, not 4 + 4.
+    assert writer.frames_written < 1.05 * writer.items_written + 2 * 5 * 10
+    assert _check_items(client, layout, expected) == len(expected) > 700
+    server.stop()
+  finally:
+    env.close()
+
+
+@pytest.mark.timeout(120)
+def test_vector_observation_stream_rebuilds_every_observation_exactly():
+  env = environment.make_environment("CartPole-v1", 3, 0, 5)
+  try:
+    layout = transport.ReplayLayout(env.observation_spec(), n_step=3)
+    assert layout.stack == 1 and layout.window == 4 and not layout.single_frames
+    server = _fifo_server(layout)
+    client = reverb.Client("127.0.0.1:%d" % server.port)
+    expected, step_types, _ = _write_random_play(env, layout, client, 150, chunk_length=5)
+    assert (2, 0.0) in step_types
+    assert _check_items(client, layout, expected) == len(expected) > 300
+    server.stop()
+  finally:
+    env.close()
+
+
+def test_single_frames_off_stores_whole_observations():
+  spec = tf.TensorSpec([84, 84, 4], tf.uint8)
+  layout = transport.ReplayLayout(spec, n_step=3, single_frames=False)
+  assert layout.stack == 1 and layout.frame_shape == (84, 84, 4) and layout.window == 4
+
+
+def test_writer_refuses_stacks_that_do_not_shift():
+  spec = tf.TensorSpec([2, 2, 3], tf.uint8)
+  layout = transport.ReplayLayout(spec, n_step=2)
+  server = _fifo_server(layout)
+  client = reverb.Client("127.0.0.1:%d" % server.port)
+  writer = transport.TransitionWriter(client, layout, 1, chunk_length=2)
+  empty = n_step.empty_transitions()
+  obs = np.arange(12, dtype=np.uint8).reshape(1, 2, 2, 3)
+  writer.write(np.array([n_step.FIRST]), obs, empty, [])
+  with pytest.raises(transport.FrameStackError):
+    writer.write(np.array([n_step.MID]), obs + 5, empty, [])
+  writer.close()
+  server.stop()
+
+
+# --- actor priorities and learner updates ---------------------------------------------------
+
+class _NoStop:
+  requested = False
+
+
+def _cartpole_replay(learning_starts=1):
+  gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
+                    "ReplayLayout.n_step = 3"])
+  spec, num_actions = common.environment_specs("CartPole-v1")
+  layout = transport.ReplayLayout(spec)
+  settings = replay.apex_replay(capacity=10_000, learning_starts=learning_starts,
+                                samples_per_insert=1.0, error_buffer=1e7)
+  server = replay.start_server(layout, settings=settings)
+  client = reverb.Client("127.0.0.1:%d" % server.port)
+  return server, client, layout, spec, num_actions
+
+
+def _read_priorities(client, num_samples):
+  """key -> priority of items seen in `num_samples` prioritized samples."""
+  seen = {}
+  for sample in client.sample(transport.REPLAY_TABLE, num_samples, emit_timesteps=False):
+    seen[sample.info.key] = sample.info.priority
+  return seen
+
+
+@pytest.mark.timeout(240)
+def test_actor_initial_priorities_and_learner_priority_updates():
+  server, client, layout, spec, num_actions = _cartpole_replay()
+  try:
+    tf.random.set_seed(1)
+    network = weights.build_q_network(num_actions, spec)
+    weights.publish(client, network, learner_step=7)
+    counters = actor_lib.apex_actor(
+        "127.0.0.1:%d" % server.port, actor_index=0, num_actors=1, env_name="CartPole-v1",
+        seed=11, num_envs=4, max_steps=60, chunk_length=4, discount=0.99, stop=_NoStop())
+    size = client.server_info()[transport.REPLAY_TABLE].current_size
+    assert counters["items"] == size > 150
+    reports = client.server_info()[transport.STATS_TABLE].current_size
+    assert reports >= 1
+
+    # Initial priority = |R + D max_a Q(s', a) - Q(s, a)| + 1e-6 under the actor's
+    # network (the published weights), recomputed here through the learner's TF path.
+    checked = 0
+    for sample in client.sample(transport.REPLAY_TABLE, 64, emit_timesteps=False,
+                                unpack_as_table_signature=True):
+      data = layout.unpack({k: np.asarray(v)[None] for k, v in sample.data.items()})
+      obs, next_obs = layout.observations(data["frames"], data["next_offset"])
+      next_q = network(next_obs)
+      target = losses.double_q_targets(data["reward"], data["discount"], next_q, next_q)
+      td = target - losses.chosen_q(network(obs), data["action"])
+      assert sample.info.priority == pytest.approx(abs(float(td[0])) + 1e-6, rel=1e-4,
+                                                   abs=1e-5)
+      checked += 1
+    assert checked == 64
+
+    # The learner's step changes priorities in Reverb to |TD error| after its update.
+    before = _read_priorities(client, 3000)
+    target_network = weights.build_q_network(num_actions, spec)
+    step = learner_step_lib.ApexLearnerStep(network, target_network, layout, optimizer="adam",
+                                            learning_rate=0.01)
+    step.build()
+    dataset = transport.replay_dataset("127.0.0.1:%d" % server.port, layout, batch_size=32,
+                                       prefetch=1)
+    updated, batch_of = {}, {}
+    for i, sample in enumerate(dataset.take(4)):
+      keys, new_priorities, metrics = step.train(sample)
+      assert np.isfinite(metrics["Losses/huber"].numpy())
+      updates = dict(zip(keys.numpy().tolist(), new_priorities.numpy().tolist()))
+      client.mutate_priorities(transport.REPLAY_TABLE, updates=updates)
+      updated.update(updates)
+      batch_of.update({k: i for k in updates})
+    assert int(step.steps.numpy()) == 4
+    after = _read_priorities(client, 3000)
+    common_keys = [k for k in updated if k in after and k in before]
+    assert len(common_keys) >= 20
+    for key in common_keys:   # what the server holds is what the learner wrote
+      assert after[key] == pytest.approx(updated[key], rel=1e-6)
+    # The first batch saw the actor's own network, so its errors equal the initial ones;
+    # after an update they differ.
+    later = [k for k in common_keys if batch_of[k] > 0]
+    assert len(later) >= 15
+    assert all(abs(after[k] - before[k]) > 1e-7 for k in later)
+  finally:
+    server.stop()
+
+
+def test_weights_round_trip_with_step_and_done_flag():
+  server, client, _, spec, num_actions = _cartpole_replay()
+  try:
+    source = weights.build_q_network(num_actions, spec)
+    local = weights.build_q_network(num_actions, spec)
+    subscriber = weights.WeightsSubscriber(client, local)
+    assert not subscriber.available()
+    weights.publish(client, source, learner_step=123)
+    assert subscriber.wait(timeout_s=10)
+    assert subscriber.fetch() == 123 and not subscriber.done
+    for a, b in zip(source.variables, local.variables):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+    weights.publish(client, source, learner_step=124, done=True)
+    assert subscriber.fetch() == 124 and subscriber.done
+    assert client.server_info()[transport.WEIGHTS_TABLE].current_size == 1
+  finally:
+    server.stop()
+
+
+def test_replay_tables_follow_the_configuration():
+  server, client, _, _, _ = _cartpole_replay(learning_starts=500)
+  try:
+    info = client.server_info()
+    table = info[transport.REPLAY_TABLE]
+    assert table.max_size == 10_000
+    assert table.sampler_options.prioritized.priority_exponent == pytest.approx(0.6)
+    assert table.remover_options.fifo
+    assert table.rate_limiter_info.min_size_to_sample == 500
+    assert table.rate_limiter_info.samples_per_insert == pytest.approx(1.0)
+    assert info[transport.WEIGHTS_TABLE].max_size == 1
+  finally:
+    server.stop()
+
+
+def test_busy_port_is_refused():
+  with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    with pytest.raises(errors.UserError, match="in use"):
+      common.check_port_free(sock.getsockname()[1])
+
+
+def _free_port():
+  with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    sock.bind(("127.0.0.1", 0))
+    return sock.getsockname()[1]
+
+
+def _wait_for_server(address, process, timeout_s=120):
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    assert process.poll() is None, "replay server exited early"
+    try:
+      return reverb.Client(address).server_info(timeout=2)
+    except Exception:  # pylint: disable=broad-except
+      time.sleep(0.5)
+  raise AssertionError("replay server did not come up")
+
+
+@pytest.mark.timeout(240)
+def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
+  port = _free_port()
+  address = "127.0.0.1:%d" % port
+  command = [sys.executable, "-m", "paac_tf.apex.replay", "--port=%d" % port,
+             "--gin_file=apex_cartpole.gin", "--checkpoint_dir=%s" % (tmp_path / "ckpt")]
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+  try:
+    info = _wait_for_server(address, first)
+    assert set(info) == {transport.REPLAY_TABLE, transport.WEIGHTS_TABLE,
+                         transport.STATS_TABLE}
+    client = reverb.Client(address)
+    for i in range(5):
+      client.insert({"actor_index": np.int32(0), "env_steps": np.int64(i)},
+                    priorities={transport.STATS_TABLE: 1.0})
+    first.send_signal(signal.SIGTERM)
+    output, _ = first.communicate(timeout=60)
+    assert first.returncode == 0, output
+    assert "Replay checkpoint" in output
+  finally:
+    if first.poll() is None:
+      first.kill()
+      first.wait()
+  second = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+  try:
+    info = _wait_for_server(address, second)
+    assert info[transport.STATS_TABLE].current_size == 5   # restored
+    second.send_signal(signal.SIGINT)
+    output, _ = second.communicate(timeout=60)
+    assert second.returncode == 0, output
+  finally:
+    if second.poll() is None:
+      second.kill()
+      second.wait()

@@ -1,0 +1,215 @@
+"""Ape-X as real processes on loopback: the one-command launcher learns CartPole with two
+actors and a learner, survives an actor being SIGKILLed, stops cleanly on SIGINT, and the
+multi-host commands (replay, actor, learner as separate programs) work together.
+Every test checks that no process it caused is left behind and that the port is free."""
+import ast
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+
+
+def _start(args, log_path):
+  log = open(log_path, "wb")
+  return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=ENV, stdout=log,
+                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _read(path):
+  try:
+    with open(path, errors="replace") as f:
+      return f.read()
+  except OSError:
+    return ""
+
+
+def _wait_for(predicate, timeout_s, what, process=None, log_path=None):
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    value = predicate()
+    if value:
+      return value
+    if process is not None and process.poll() is not None:
+      raise AssertionError("process exited (%s) while waiting for %s:\n%s"
+                           % (process.returncode, what, _read(log_path)[-4000:]))
+    time.sleep(0.5)
+  raise AssertionError("timed out waiting for %s:\n%s" % (what, _read(log_path)[-4000:]))
+
+
+def _actors_of(launcher):
+  """{actor index: psutil.Process} of the launcher's live actor children."""
+  found = {}
+  try:
+    children = psutil.Process(launcher.pid).children()
+  except psutil.NoSuchProcess:
+    return found
+  for child in children:
+    try:
+      cmd = child.cmdline()
+    except psutil.Error:
+      continue
+    if "paac_tf.apex.actor" in cmd:
+      index = int(next(a for a in cmd if a.startswith("--actor_index=")).split("=")[1])
+      found[index] = child
+  return found
+
+
+def _result(log_text):
+  match = re.search(r"Result: (\{.*\})", log_text)
+  assert match, log_text[-4000:]
+  return ast.literal_eval(match.group(1).replace("nan", "None"))
+
+
+def _port(log_text):
+  return int(re.search(r"Reverb server on port (\d+)", log_text).group(1))
+
+
+def _assert_port_free(port):
+  with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    assert sock.connect_ex(("127.0.0.1", port)) != 0, "port %d still accepts connections" % port
+
+
+def _assert_gone(processes):
+  """Every process seen during the test has exited (same pid and start time)."""
+  deadline = time.monotonic() + 10
+  alive = []
+  for p in processes:
+    try:
+      p.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except psutil.TimeoutExpired:
+      alive.append(p)
+    except psutil.NoSuchProcess:
+      pass
+  assert not alive, "left behind: %s" % [(p.pid, p.cmdline()) for p in alive]
+  assert not psutil.Process().children(recursive=True)
+
+
+@pytest.mark.timeout(480)
+def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_path):
+  root = tmp_path / "run"
+  log_path = tmp_path / "train.log"
+  launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root],
+                    log_path)
+  seen = []
+  try:
+    launcher_ps = psutil.Process(launcher.pid)
+    seen.append(launcher_ps)
+    actors = _wait_for(lambda: (lambda a: a if len(a) == 2 else None)(_actors_of(launcher)),
+                       120, "two actors", launcher, log_path)
+    seen.extend(actors.values())
+    # Mid-run: actor 0 has logged its first throughput line (30 s in) and learning runs.
+    actor0_log = root / "actors" / "actor_0.log"
+    _wait_for(lambda: "Actor 0: " in _read(actor0_log), 180, "actor 0 running", launcher,
+              log_path)
+    victim = actors[0]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    replacement = _wait_for(
+        lambda: (lambda a: a.get(0) if a.get(0) and a[0].pid != victim.pid else None)(
+            _actors_of(launcher)), 30, "actor 0 restarted", launcher, log_path)
+    seen.append(replacement)
+    assert actors[1].is_running()   # the other actor and the learner carry on
+    launcher.wait(timeout=420)
+    text = _read(log_path)
+    assert launcher.returncode == 0, text[-4000:]
+  finally:
+    if launcher.poll() is None:
+      launcher.kill()
+      launcher.wait()
+  result = _result(text)
+  assert result["reason"] == "target", result
+  assert result["average_return_lowest_epsilon"] >= 475.0, result
+  assert result["actor_restarts"] >= 1, result
+  assert re.search(r"Actor 0 \(pid %d\) exited with status -9; restarting it" % victim.pid, text)
+  assert "=== start 2 of actor 0" in _read(root / "actors" / "actor_0.log")
+  # Learning went on across the kill: the replacement wrote too.
+  assert "Actor 0/2" in _read(root / "actors" / "actor_0.log").split("=== start 2")[1]
+  # Outputs: checkpoint, SavedModel, TensorBoard summaries of learner and actors.
+  assert any(n.startswith("ckpt-") for n in os.listdir(root / "train"))
+  assert os.listdir(root / "policies" / "cartpole_v1")
+  for d in (root / "train", root / "actors" / "actor_0", root / "actors" / "actor_1"):
+    assert any(n.startswith("events.out.tfevents") for n in os.listdir(d)), d
+  _assert_gone(seen)
+  _assert_port_free(_port(text))
+
+
+@pytest.mark.timeout(240)
+def test_sigint_stops_learner_actors_and_server_cleanly(tmp_path):
+  root = tmp_path / "run"
+  log_path = tmp_path / "train.log"
+  launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
+                     "--gin_bindings=train_eval.total_steps=10000000"], log_path)
+  seen = []
+  try:
+    seen.append(psutil.Process(launcher.pid))
+    actors = _wait_for(lambda: (lambda a: a if len(a) == 2 else None)(_actors_of(launcher)),
+                       120, "two actors", launcher, log_path)
+    seen.extend(actors.values())
+    _wait_for(lambda: all("Actor %d/2" % i in _read(root / "actors" / ("actor_%d.log" % i))
+                          for i in range(2)), 150, "actors acting", launcher, log_path)
+    time.sleep(3)
+    launcher.send_signal(signal.SIGINT)
+    launcher.wait(timeout=90)
+    text = _read(log_path)
+    assert launcher.returncode == 0, text[-4000:]
+  finally:
+    if launcher.poll() is None:
+      launcher.kill()
+      launcher.wait()
+  result = _result(text)
+  assert result["reason"] == "signal" and result["actor_restarts"] == 0, result
+  assert "restarting" not in text
+  assert any(n.startswith("ckpt-") for n in os.listdir(root / "train"))
+  _assert_gone(seen)
+  _assert_port_free(_port(text))
+
+
+def _free_port():
+  with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    sock.bind(("127.0.0.1", 0))
+    return sock.getsockname()[1]
+
+
+@pytest.mark.timeout(300)
+def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path):
+  port = _free_port()
+  address = "127.0.0.1:%d" % port
+  gin = "--gin_file=apex_cartpole.gin"
+  replay = _start(["paac_tf.apex.replay", "--port=%d" % port, gin], tmp_path / "replay.log")
+  actor = learner = None
+  try:
+    actor = _start(["paac_tf.apex.actor", "--replay_address=%s" % address, "--actor_index=0",
+                    "--num_actors=1", gin], tmp_path / "actor.log")
+    learner = _start(["paac_tf.apex.learner", "--replay_address=%s" % address,
+                      "--root_dir=%s" % (tmp_path / "run"), gin,
+                      "--gin_bindings=train_eval.total_steps=6000"], tmp_path / "learner.log")
+    learner.wait(timeout=240)
+    text = _read(tmp_path / "learner.log")
+    assert learner.returncode == 0, text[-4000:]
+    result = _result(text)
+    assert result["reason"] == "done" and result["env_steps"] >= 6000, result
+    assert result["learner_steps"] > 0, result
+    # The learner's final `done` weights stop the actor on its next refresh.
+    actor.wait(timeout=60)
+    actor_text = _read(tmp_path / "actor.log")
+    assert actor.returncode == 0 and "stopped (learner done)" in actor_text, actor_text[-3000:]
+    assert replay.poll() is None   # the replay server keeps serving until told to stop
+    replay.send_signal(signal.SIGTERM)
+    replay.wait(timeout=60)
+    assert replay.returncode == 0
+  finally:
+    for p in (learner, actor, replay):
+      if p is not None and p.poll() is None:
+        p.kill()
+        p.wait()
+  _assert_port_free(port)
+  assert not psutil.Process().children(recursive=True)
