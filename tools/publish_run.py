@@ -38,6 +38,8 @@ def main():
   parser.add_argument("--command", required=True, help="The exact command that made the run.")
   parser.add_argument("--episodes", type=int, default=30)
   parser.add_argument("--notes", default="")
+  parser.add_argument("--policy_dir", default=None,
+                      help="SavedModel to evaluate (default: the run's newest export).")
   args = parser.parse_args()
   out = os.path.join(REPO, "results", args.name)
   os.makedirs(out, exist_ok=True)
@@ -45,7 +47,7 @@ def main():
       "--x=both")
   run("-m", "paac_tf.tools.plot", args.run_dir, "--output=" + os.path.join(out, "curve.png"),
       "--x=both", "--csv=" + os.path.join(out, "summaries.csv"))
-  policy = newest_policy(args.run_dir)
+  policy = args.policy_dir or newest_policy(args.run_dir)
   if args.episodes and policy:
     run("-m", "paac_tf.evaluate", "--policy_dir=" + policy, "--episodes=%d" % args.episodes,
         "--output_dir=" + out, "--overwrite")
