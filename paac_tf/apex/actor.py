@@ -111,7 +111,10 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     observation_spec = env.observation_spec()
     layout = transport.ReplayLayout(observation_spec)
     model = weights_lib.build_q_network(env.num_actions, observation_spec)
-    q_function = tf.function(model)
+    # A concrete function for the fixed batch: calling it skips tf.function's per-call
+    # signature matching (~1 ms a step, measured, more than the CartPole forward pass).
+    q_function = tf.function(model).get_concrete_function(
+        tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
     subscriber = weights_lib.WeightsSubscriber(client, model)
     logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
                  env_name, num_envs, epsilon, replay_address, layout)

@@ -190,6 +190,7 @@ class TransitionWriter:
         writer.configure((column,), num_keep_alive_refs=self.keep_alive,
                          max_chunk_length=self.chunk_length)
       self._writers.append(writer)
+    self._histories = [None] * self.num_envs
     self._positions = np.zeros(self.num_envs, np.int64)   # steps written per stream
     self._previous = [None] * self.num_envs                 # last observation per stream
     self.items_written = 0
@@ -251,8 +252,18 @@ class TransitionWriter:
     self.frames_written += frames
     return WriteStats(items, frames)
 
+  def _history(self, e):
+    """Stream e's column history ({'frame', 'transition'} of `_ColumnHistory`); built
+    once both columns exist (the writer rebuilds this dict on every `history` access)."""
+    history = self._histories[e]
+    if history is None:
+      history = self._writers[e].history
+      if "transition" in history:
+        self._histories[e] = history
+    return history
+
   def _create_items(self, writer, base, first_carrier, transitions, priorities, lo, hi):
-    history = writer.history
+    history = self._history(int(transitions.env[lo]))
     total = int(self._positions[transitions.env[lo]])
     s, n = self.layout.stack, self.layout.n_step
     for j, i in enumerate(range(lo, hi)):
