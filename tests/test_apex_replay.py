@@ -243,6 +243,33 @@ def test_actor_initial_priorities_and_learner_priority_updates():
     server.stop()
 
 
+def test_learner_step_syncs_the_target_network_every_period():
+  spec = tf.TensorSpec([4], tf.float32)
+  layout = transport.ReplayLayout(spec, n_step=3)
+  settings = {"network": "mlp", "mlp_units": [8], "head_units": None}
+  online = weights.build_q_network(2, spec, settings)
+  target = weights.build_q_network(2, spec, settings)
+  step = learner_step_lib.ApexLearnerStep(online, target, layout, optimizer="adam",
+                                          learning_rate=0.01, target_update_period=3)
+  step.build()
+  batch = 5
+  info = reverb.replay_sample.SampleInfo(
+      key=tf.constant(np.arange(batch), tf.uint64), probability=tf.fill([batch], 0.1),
+      table_size=tf.fill([batch], 10), priority=tf.ones([batch], tf.float64),
+      times_sampled=tf.ones([batch], tf.int32))
+  data = {"frames": tf.random.stateless_normal([batch, 4, 4], seed=[1, 2]),
+          "transition": tf.constant([[0, 1.0, 0.9, 1], [1, 0.5, 0.0, 2]] * 2 + [[0, 0, 0, 3]])}
+  sample = reverb.replay_sample.ReplaySample(info=info, data=data)
+  synced = []
+  for _ in range(7):
+    keys, new_priorities, _ = step.train(sample)
+    synced.append(all(np.array_equal(a.numpy(), b.numpy())
+                      for a, b in zip(online.variables, target.variables)))
+  assert synced == [False, False, True, False, False, True, False]
+  assert keys.numpy().tolist() == list(range(batch))
+  assert new_priorities.dtype == tf.float64 and new_priorities.shape == (batch,)
+
+
 def test_weights_round_trip_with_step_and_done_flag():
   server, client, _, spec, num_actions = _cartpole_replay()
   try:

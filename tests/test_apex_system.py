@@ -213,3 +213,30 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
         p.wait()
   _assert_port_free(port)
   assert not psutil.Process().children(recursive=True)
+
+
+@pytest.mark.timeout(300)
+def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
+  root = tmp_path / "run"
+  results = []
+  for total in (5000, 10000):
+    log_path = tmp_path / ("train_%d.log" % total)
+    launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
+                       "--gin_bindings=train_eval.total_steps=%d" % total], log_path)
+    try:
+      launcher.wait(timeout=240)
+    finally:
+      if launcher.poll() is None:
+        launcher.kill()
+        launcher.wait()
+    text = _read(log_path)
+    assert launcher.returncode == 0, text[-4000:]
+    results.append((_result(text), text))
+  (first, _), (second, text) = results
+  assert first["reason"] == "done" and first["env_steps"] >= 5000, first
+  assert "Resuming at agent step %d (learner step %d)" % (first["env_steps"],
+                                                          first["learner_steps"]) in text
+  assert second["reason"] == "done" and second["env_steps"] >= 10000, second
+  assert second["learner_steps"] > first["learner_steps"], (first, second)
+  assert second["episodes"] > first["episodes"]
+  assert not psutil.Process().children(recursive=True)

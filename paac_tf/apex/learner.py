@@ -119,9 +119,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
     stop: object with a `requested` attribute (default: a SIGINT/SIGTERM handler).
     health_check: optional callable run with the reports; raise to abort training.
     on_finished: optional callable run once training is over (also on errors), before the
-      sampling pipeline is torn down; the launcher stops actors and replay there (a
-      pipeline whose replay is gone closes at once, while one facing a live but idle
-      rate-limited table was seen to take ~30 s).
+      sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
     dict: env_steps, learner_steps, average_return, average_return_lowest_epsilon, reason.
   """

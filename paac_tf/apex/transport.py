@@ -302,5 +302,10 @@ def replay_dataset(server_address, layout, batch_size, table=REPLAY_TABLE, prefe
       max_in_flight_samples_per_worker=2 * int(batch_size),
       num_workers_per_iterator=int(num_workers),
       rate_limiter_timeout_ms=int(rate_limiter_timeout_ms))
-  dataset = dataset.batch(int(batch_size), drop_remainder=True)
-  return dataset.prefetch(int(prefetch))
+  dataset = dataset.batch(int(batch_size), drop_remainder=True).prefetch(int(prefetch))
+  # The sizes are explicit, so tf.data's autotuner has nothing to tune; its background
+  # thread also delayed the iterator's destruction by up to a minute (seen in gdb:
+  # ~RootDataset::Iterator waiting for Model::OptimizeLoop).
+  options = tf.data.Options()
+  options.autotune.enabled = False
+  return dataset.with_options(options)
