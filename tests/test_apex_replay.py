@@ -304,6 +304,21 @@ def test_replay_tables_follow_the_configuration():
     server.stop()
 
 
+def test_processes_refuse_a_replay_of_another_configuration():
+  server, client, layout, _, _ = _cartpole_replay()
+  try:
+    address = "127.0.0.1:%d" % server.port
+    assert transport.REPLAY_TABLE in transport.check_replay(client, layout, address)
+    other = transport.ReplayLayout(tf.TensorSpec([4], tf.float32), n_step=5)
+    with pytest.raises(transport.ReplayMismatchError, match="same gin config"):
+      transport.check_replay(client, other, address)
+  finally:
+    server.stop()
+  with pytest.raises(TimeoutError, match="No replay server"):
+    transport.check_replay(reverb.Client("127.0.0.1:%d" % _free_port()), layout, "x",
+                           timeout_s=1)
+
+
 def test_busy_port_is_refused():
   with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
     sock.bind(("127.0.0.1", 0))

@@ -118,6 +118,12 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     subscriber = weights_lib.WeightsSubscriber(client, model)
     logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
                  env_name, num_envs, epsilon, replay_address, layout)
+    try:
+      transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s)
+    except TimeoutError as e:
+      raise ReplayUnreachableError(str(e)) from None
+    except transport.ReplayMismatchError as e:
+      raise errors.UserError(str(e)) from None
     if not _wait_for_weights(subscriber, should_stop, server_timeout_s):
       return {"env_steps": 0, "items": 0, "reason": "stopped"}
     subscriber.fetch()

@@ -148,6 +148,10 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
                  int(step.steps.numpy()))
 
   client = reverb.Client(replay_address)
+  try:
+    transport.check_replay(client, layout, replay_address, timeout_s=60)
+  except (TimeoutError, transport.ReplayMismatchError) as e:
+    raise errors.UserError("%s Nothing was trained." % e) from None
   loop = _LearnerLoop(
       client=client, replay_address=replay_address, root_dir=root_dir, env_name=env_name,
       total_steps=int(total_steps), layout=layout, step=step, checkpointer=checkpointer,

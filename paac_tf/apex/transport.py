@@ -290,6 +290,46 @@ class TransitionWriter:
     self._writers = []
 
 
+class ReplayMismatchError(RuntimeError):
+  """The server at the address is not this run's Ape-X replay."""
+
+
+def check_replay(client, layout, address="", timeout_s=60.0):
+  """Waits up to `timeout_s` for the server; checks it has the Ape-X tables and that its
+  replay signature matches `layout` (same environment, n and frame storage as this
+  process's gin config). Raises ReplayMismatchError with what differs, or
+  TimeoutError if nothing answers."""
+  import time  # pylint: disable=import-outside-toplevel
+  deadline = time.monotonic() + float(timeout_s)
+  while True:
+    try:
+      info = client.server_info(timeout=max(1, int(min(10, timeout_s))))
+      break
+    except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+      if time.monotonic() > deadline:
+        raise TimeoutError("No replay server answers at %s (%s)." % (address, e)) from None
+      time.sleep(1.0)
+  missing = [t for t in (REPLAY_TABLE, WEIGHTS_TABLE, STATS_TABLE) if t not in info]
+  if missing:
+    raise ReplayMismatchError("The server at %s has no table(s) %s: it is not an Ape-X replay "
+                              "(python -m paac_tf.apex.replay)." % (address, ", ".join(missing)))
+  served = info[REPLAY_TABLE].signature
+  wanted = layout.item_signature()
+  same = False
+  try:
+    tf.nest.assert_same_structure(served, wanted)
+    same = all(a.shape == b.shape and a.dtype == b.dtype
+               for a, b in zip(tf.nest.flatten(served), tf.nest.flatten(wanted)))
+  except (ValueError, TypeError):
+    pass
+  if not same:
+    raise ReplayMismatchError(
+        "The replay at %s stores %s, but this process's configuration gives %s: start all "
+        "processes with the same gin config (environment, ReplayLayout)." % (
+            address, served, wanted))
+  return info
+
+
 def replay_dataset(server_address, layout, batch_size, table=REPLAY_TABLE, prefetch=2,
                    num_workers=1, rate_limiter_timeout_ms=-1):
   """Prioritized batches as ReplaySample(info, data): a tf.data pipeline that keeps
