@@ -15,3 +15,29 @@ class CheckpointMismatchError(UserError):
 
 class TrainingDivergedError(UserError):
   """NaN or Inf appeared in the loss or gradients."""
+
+
+def user_message(error):
+  """The error's text on one line, without the "In call to configurable ..." lines that gin
+  appends to exceptions raised inside configurables."""
+  lines = str(error).splitlines()
+  return " ".join(l.strip() for l in lines
+                  if l.strip() and not l.strip().startswith("In call to configurable"))
+
+
+def run_cli(main_fn):
+  """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
+  and exits with status 2 (no traceback). Every entry point of the package uses this."""
+  import os  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  from absl import app  # pylint: disable=import-outside-toplevel
+
+  def wrapped(argv):
+    try:
+      return main_fn(argv)
+    except UserError as e:
+      sys.stdout.flush()
+      sys.stderr.write("error: %s\n" % user_message(e))
+      sys.stderr.flush()
+      os._exit(2)  # pylint: disable=protected-access
+  app.run(wrapped)

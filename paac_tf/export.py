@@ -658,22 +658,7 @@ def main(argv):
   sys.stdout.flush()
 
 
-def run_cli(main_fn):
-  """absl app whose UserErrors print as one line (`error: ...`) with exit status 2.
-
-  The same contract as `paac_tf.train.run_main`, without importing that module's flags.
-  """
-  from absl import app  # pylint: disable=import-outside-toplevel
-
-  def wrapped(argv):
-    try:
-      return main_fn(argv)
-    except errors.UserError as e:
-      sys.stdout.flush()
-      sys.stderr.write("error: %s\n" % e)
-      sys.stderr.flush()
-      os._exit(2)  # pylint: disable=protected-access
-  app.run(wrapped)
+run_cli = errors.run_cli  # kept for callers of paac_tf.export.run_cli
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ same --root_dir resumes from its latest checkpoint.
 """
 import datetime
 import os
-import sys
 
-from absl import app
 from absl import flags
 from absl import logging
 
@@ -62,16 +60,7 @@ def main(argv):
   logging.info("Result: %s", result)
 
 
-def run_main(main_fn):
-  """absl app with user errors printed as one line and exit status 2."""
-  def wrapped(argv):
-    try:
-      return main_fn(argv)
-    except errors.UserError as e:
-      sys.stderr.write("error: %s\n" % e)
-      sys.stderr.flush()
-      os._exit(2)  # pylint: disable=protected-access
-  app.run(wrapped)
+run_main = errors.run_cli  # the one contract of every entry point (errors.py)
 
 
 if __name__ == "__main__":

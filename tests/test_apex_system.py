@@ -231,12 +231,15 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
 
 @pytest.mark.timeout(300)
 def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
+  """The learner resumes its steps, weights and optimizer; with run_local.checkpoint_replay
+  the replay is checkpointed at the end and restored by the rerun."""
   root = tmp_path / "run"
   results = []
   for total in (5000, 10000):
     log_path = tmp_path / ("train_%d.log" % total)
     launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
-                       "--gin_bindings=train_eval.total_steps=%d" % total], log_path)
+                       "--gin_bindings=train_eval.total_steps=%d" % total,
+                       "--gin_bindings=run_local.checkpoint_replay=True"], log_path)
     try:
       launcher.wait(timeout=240)
     finally:
@@ -246,10 +249,15 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
     text = _read(log_path)
     assert launcher.returncode == 0, text[-4000:]
     results.append((_result(text), text))
-  (first, _), (second, text) = results
+  (first, first_text), (second, text) = results
   assert first["reason"] == "done" and first["env_steps"] >= 5000, first
-  assert "Resuming at agent step %d (learner step %d)" % (first["env_steps"],
-                                                          first["learner_steps"]) in text
+  assert "Replay restored" not in first_text
+  # Steps, weights and optimizer state come back (Adam steps once per learner step).
+  assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
+      first["env_steps"], first["learner_steps"], first["learner_steps"]) in text
+  restored = re.search(r"Replay restored from the checkpoint in .*replay_checkpoint: (\d+) "
+                       r"transitions, 1 weights item", text)
+  assert restored and int(restored.group(1)) > 1000, text[-4000:]
   assert second["reason"] == "done" and second["env_steps"] >= 10000, second
   assert second["learner_steps"] > first["learner_steps"], (first, second)
   assert second["episodes"] > first["episodes"]

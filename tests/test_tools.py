@@ -1,4 +1,5 @@
-"""paac_tf.tools (events, compare, plot) and paac_tf.reference_scores, on real event files."""
+"""paac_tf.tools (events, compare, plot, benchmark) and paac_tf.reference_scores, on real
+event files and a real Reverb replay."""
 import csv
 import json
 import os
@@ -136,11 +137,11 @@ def _header(markdown):
   return [c.strip() for c in line.strip("|").split(" | ")]
 
 
-def _run_cli(module, *args, cwd):
+def _run_cli(module, *args, cwd, timeout=60):
   env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
              TF_CPP_MIN_LOG_LEVEL="2")
   return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env,
-                        capture_output=True, text=True, timeout=60)
+                        capture_output=True, text=True, timeout=timeout)
 
 
 # --- reference scores ---------------------------------------------------------------------
@@ -346,3 +347,75 @@ def test_plot_cli_errors(tmp_path):
   assert "no TensorBoard event files" in proc.stderr
   proc = _run_cli("paac_tf.tools.plot", str(tmp_path), cwd=str(tmp_path))
   assert proc.returncode == 2 and "Nothing to do" in proc.stderr
+
+
+# --- benchmark: the Ape-X part ----------------------------------------------------------------
+
+APEX_KEYS = ("emulator_agent_steps_per_second", "emulator_agent_steps_per_cpu_second",
+             "actor_agent_steps_per_second", "actor_frames_per_second",
+             "actor_agent_steps_per_cpu_second", "inserts_per_second",
+             "replay_rss_bytes_per_item", "replay_checkpoint_bytes_per_item",
+             "learner_batches_per_second", "learner_samples_per_second",
+             "replay_samples_per_second", "train_step_batches_per_second",
+             "replay_peak_rss_bytes", "actor_peak_rss_bytes", "learner_peak_rss_bytes",
+             "actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
+             "learner_vs_train_step")
+
+
+def test_benchmark_table_shows_apex_rates_beside_their_limits():
+  # In a subprocess: the benchmark module defines absl flags at import.
+  code = r'''
+import json
+from paac_tf.tools import benchmark
+apex = {"part": "apex", "game": "Pong", "quick": True, "env_name": "Pong", "num_actors": 2,
+        "emulator_num_envs": 16, "layout": "L", "frames_per_agent_step": 4,
+        "emulator_agent_steps_per_second": 1000.0, "emulator_agent_steps_per_cpu_second": 1100.0,
+        "actor_agent_steps_per_second": 1400.0, "actor_frames_per_second": 5600.0,
+        "actor_agent_steps_per_cpu_second": 770.0, "actor_cpu_cores_used": 1.8,
+        "inserts_per_second": 1390.0, "learner_batches_per_second": 3.0,
+        "learner_samples_per_second": 1536.0, "replay_samples_per_second": 1530.0,
+        "train_step_batches_per_second": 4.0, "replay_rss_bytes_per_item": 1300.0,
+        "replay_checkpoint_bytes_per_item": 250.0, "item_bytes_if_frames_copied": 49408,
+        "raw_frame_bytes": 7056, "replay_peak_rss_bytes": 2 ** 30,
+        "actor_peak_rss_bytes": 2 ** 29, "learner_peak_rss_bytes": 2 ** 31,
+        "actor_vs_emulator_per_core": 0.7, "actor_vs_emulator_per_cpu_second": 0.7,
+        "learner_vs_train_step": 0.75, "peak_rss_mb": 3000.0}
+table, summary = benchmark.summarize([apex], 32)
+print(json.dumps({"table": table, "summary": summary}))
+'''
+  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                        timeout=60)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  table = out["table"]
+  assert "| apex Pong actors=2 | 5600 actor frames/s, 3.0 learner batches/s | 3000 |" in table
+  assert ("| actor, per process | 700 agent steps/s (2800 frames/s) | emulator alone on one "
+          "core: 1000 steps/s | 0.70 |") in table
+  assert "train step alone: 4.00 batches/s | 0.75 |" in table
+  assert ("| bytes per stored transition | 1300 (replay RSS growth), 250 (Reverb checkpoint)"
+          in table)
+  assert "| peak RSS (MB) | replay 1024, largest actor 512, learner 2048 |" in table
+  assert out["summary"]["apex"] == {"actor_vs_emulator_per_core": 0.7,
+                                    "actor_vs_emulator_per_cpu_second": 0.7,
+                                    "learner_vs_train_step": 0.75}
+
+
+@pytest.mark.timeout(300)
+def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
+  """The tools benchmark's 'apex' part, as it runs it, on CartPole with short timings."""
+  args = {"game": "CartPole-v1", "quick": True, "gin_file": "apex_cartpole.gin",
+          "num_actors": 1, "emulator_seconds": 1, "actor_seconds": 3, "learner_seconds": 2,
+          "train_seconds": 1}
+  proc = _run_cli("paac_tf.tools.benchmark", "--part=apex", "--args=" + json.dumps(args),
+                  cwd=REPO, timeout=280)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  result = json.loads([l for l in proc.stdout.splitlines() if l.startswith("{")][-1])
+  for key in APEX_KEYS:
+    assert result[key] > 0, (key, result)
+  assert result["env_name"] == "CartPole-v1" and result["num_actors"] == 1
+  assert result["actor_frames_per_second"] == result["actor_agent_steps_per_second"]
+  assert result["learner_batch_size"] == 64   # apex_cartpole.gin
+  # Samples the server counted are the learner's batches (plus prefetch in flight).
+  assert result["replay_samples_per_second"] >= 0.9 * result["learner_samples_per_second"]
+  assert result["learner_vs_train_step"] == pytest.approx(
+      result["learner_batches_per_second"] / result["train_step_batches_per_second"])

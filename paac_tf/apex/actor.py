@@ -18,9 +18,17 @@ published weights; every `report_interval_s` it reports its agent steps and fini
 episodes (raw game scores) to the actor-stats table. With a root dir it writes TensorBoard
 summaries (Metrics/AverageReturn, ...) to root_dir/actors/actor_I.
 
+Replay server faults: at start the actor retries an unreachable server with backoff (1 s
+doubling to 30 s, `transport.ReplayRetry`), one log line per retry. Mid-run, when the
+server goes away (killed, restarted), its writes wait: Reverb's writers reconnect by
+themselves and send what was pending to the server that answers next, so a restarted
+server (from its checkpoint or empty) gets the actor's items again; reports are kept
+until a server confirms them, and weights refreshes keep the local weights meanwhile.
+
 It stops on SIGTERM (and SIGINT unless started by the launcher), when the learner
 publishes `done`, after `max_steps` batched steps, when its launcher process is gone, or
-(exit status 3) when the replay server stays unreachable for `server_timeout_s`.
+(exit status 3, one `error: ...` line) when the replay server stays unreachable for
+`server_timeout_s`.
 """
 
 if __name__ == "__main__":
@@ -49,11 +57,13 @@ from paac_tf.apex import transport
 from paac_tf.apex import weights as weights_lib
 from paac_tf.runtime import summaries
 
-EXIT_REPLAY_UNREACHABLE = 3
-
-
-class ReplayUnreachableError(RuntimeError):
-  pass
+EXIT_REPLAY_UNREACHABLE = transport.EXIT_REPLAY_UNREACHABLE
+ReplayUnreachableError = transport.ReplayUnreachableError
+# How long a report may wait for the server's confirmation before the loop goes on (it
+# stays pending, and the next reports accumulate until it is confirmed).
+_REPORT_FLUSH_S = 0.2
+# While inserts are blocked, the weights (and the learner's `done`) are read this often.
+_BLOCKED_REFRESH_S = 5.0
 
 
 class _Stop:
@@ -78,7 +88,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
                num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
                epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
                report_interval_s=1.0, log_interval_s=30.0, tf_threads=1, max_steps=None,
-               server_timeout_s=120.0, parent_pid=None, stop=None):
+               server_timeout_s=300.0, parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
   Args:
@@ -91,7 +101,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     report_interval_s: seconds between reports to the learner (agent steps, episodes).
     tf_threads: TF thread pool size (actors share cores; 1 avoids oversubscription).
     max_steps: stop after this many batched steps (None: until told to stop).
-    server_timeout_s: give up (exit status 3) after this long without the replay server.
+    server_timeout_s: give up (exit status 3) after this long without the replay server,
+      at start or mid-run (retries: `ReplayRetry`).
     parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
   """
   import reverb  # pylint: disable=import-outside-toplevel
@@ -106,7 +117,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
 
   env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
                                      seed=seed)
-  writer = None
+  writer = subscriber = None
   try:
     observation_spec = env.observation_spec()
     layout = transport.ReplayLayout(observation_spec)
@@ -115,44 +126,48 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     # signature matching (~1 ms a step, measured, more than the CartPole forward pass).
     q_function = tf.function(model).get_concrete_function(
         tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
-    subscriber = weights_lib.WeightsSubscriber(client, model)
+    subscriber = weights_lib.WeightsSubscriber(client, model, timeout_s=10)
     logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
                  env_name, num_envs, epsilon, replay_address, layout)
     try:
-      transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s)
-    except TimeoutError as e:
-      raise ReplayUnreachableError(str(e)) from None
+      info = transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s,
+                                    should_stop=should_stop)
     except transport.ReplayMismatchError as e:
       raise errors.UserError(str(e)) from None
-    if not _wait_for_weights(subscriber, should_stop, server_timeout_s):
+    if info is None or not _wait_for_weights(subscriber, client, replay_address, should_stop,
+                                             server_timeout_s):
       return {"env_steps": 0, "items": 0, "reason": "stopped"}
-    subscriber.fetch()
+    logging.info("Replay server at %s answers; acting with the weights of learner step %d.",
+                 replay_address, subscriber.learner_step)
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
     writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
     loop = _ActorLoop(env, q_function, subscriber, builder, writer, client, epsilon, rng,
                       actor_index, root_dir, weights_refresh_interval, report_interval_s,
-                      log_interval_s, server_timeout_s)
+                      log_interval_s, server_timeout_s, replay_address, layout)
     return loop.run(should_stop, max_steps)
   finally:
     if writer is not None:
       writer.close()
+    if subscriber is not None:
+      subscriber.close()
     env.close()
 
 
-def _wait_for_weights(subscriber, should_stop, server_timeout_s):
-  """Waits for the learner's first weights; False if told to stop meanwhile."""
-  start = last_log = last_contact = time.monotonic()
+def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s):
+  """Waits for the learner's first weights and copies them; False if told to stop
+  meanwhile. A lost server is waited for as at start (`server_timeout_s`)."""
+  start = last_log = time.monotonic()
   while True:
-    try:
-      if subscriber.available():
-        return True
-      last_contact = time.monotonic()
-    except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-      if time.monotonic() - last_contact > server_timeout_s:
-        raise ReplayUnreachableError("Replay server unreachable for %.0f s (%s)."
-                                     % (server_timeout_s, e)) from None
     if should_stop():
       return False
+    if subscriber.refresh(wait_s=0.5):
+      return True
+    try:
+      subscriber.available()
+    except Exception:  # pylint: disable=broad-except  (gRPC errors vary)
+      if transport.wait_for_replay(client, address, server_timeout_s,
+                                   should_stop=should_stop) is None:
+        return False
     if time.monotonic() - last_log > 30:
       logging.info("Waiting for the learner's first weights (%.0f s).", time.monotonic() - start)
       last_log = time.monotonic()
@@ -164,8 +179,9 @@ class _ActorLoop:
 
   def __init__(self, env, q_function, subscriber, builder, writer, client, epsilon, rng,
                actor_index, root_dir, weights_refresh_interval, report_interval_s,
-               log_interval_s, server_timeout_s):
+               log_interval_s, server_timeout_s, replay_address="", layout=None):
     self.env, self.q_function, self.subscriber = env, q_function, subscriber
+    self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
     self.epsilon, self.rng, self.actor_index = epsilon, rng, int(actor_index)
     self.weights_refresh_interval = max(1, int(weights_refresh_interval))
@@ -178,6 +194,9 @@ class _ActorLoop:
     self.env_steps = 0
     self.blocked_s = 0.0
     self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+    self._report_in_flight = None    # (writer, report) not yet confirmed by the server
+    self._server_lost = False        # waiting for a lost server (then no final report)
+    self.reconnects = 0
 
   def run(self, should_stop, max_steps):
     env, num_envs = self.env, self.builder.num_envs
@@ -215,10 +234,10 @@ class _ActorLoop:
       self._unreported["items"] += written.items
 
       if steps % self.weights_refresh_interval == 0:
-        self.subscriber.fetch()
-        if self.subscriber.done:
-          reason = "learner done"
-          break
+        self.subscriber.refresh()
+      if self.subscriber.done:
+        reason = "learner done"
+        break
       now = time.monotonic()
       if now >= next_report:
         self._report()
@@ -233,13 +252,13 @@ class _ActorLoop:
     logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
                  reason, self.env_steps, self.writer.items_written)
     return {"env_steps": self.env_steps, "items": self.writer.items_written, "reason": reason,
-            "blocked_s": self.blocked_s}
+            "blocked_s": self.blocked_s, "reconnects": self.reconnects}
 
   def _flush(self, should_stop):
-    """Waits while too many items are unconfirmed (the replay's rate limiter holds them)."""
+    """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
+    or the server is gone (then waits for it, see `_wait_for_server`)."""
     import reverb  # pylint: disable=import-outside-toplevel
-    start = time.monotonic()
-    last_contact = start
+    start = last_refresh = time.monotonic()
     while True:
       try:
         self.writer.flush(timeout_ms=1000)
@@ -248,30 +267,79 @@ class _ActorLoop:
         pass
       if should_stop():
         break
+      # Blocked: the rate limiter holds inserts (or the server is gone). A learner that has
+      # ended samples no more, so its `done` is looked for here too, every few seconds.
+      if time.monotonic() - last_refresh > _BLOCKED_REFRESH_S:
+        self.subscriber.refresh(wait_s=0.2)
+        last_refresh = time.monotonic()
+        if self.subscriber.done:
+          break
       try:
-        self.client.server_info(timeout=10)
-        last_contact = time.monotonic()
-      except Exception as e:  # pylint: disable=broad-except
-        if time.monotonic() - last_contact > self.server_timeout_s:
-          raise ReplayUnreachableError("Replay server unreachable for %.0f s (%s)."
-                                       % (self.server_timeout_s, e)) from None
+        transport.probe(self.client, self.replay_address, 10)
+      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+        self._wait_for_server(e, should_stop)
     self.blocked_s += time.monotonic() - start
 
-  def _report(self):
+  def _wait_for_server(self, error, should_stop):
+    """The server stopped answering: waits for it with backoff (the writers reconnect by
+    themselves); raises ReplayUnreachableError after `server_timeout_s`."""
+    lost = time.monotonic()
+    self._server_lost = True
+    logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
+                    "after %.0f s).", self.actor_index, self.replay_address,
+                    transport.one_line(error), self.server_timeout_s)
+    info = transport.wait_for_replay(self.client, self.replay_address, self.server_timeout_s,
+                                     should_stop=should_stop, since=lost)
+    if info is None:
+      return
+    self._server_lost = False
+    if self.layout is not None:
+      try:
+        transport.check_tables(info, self.layout, self.replay_address)
+      except transport.ReplayMismatchError as e:
+        raise errors.UserError(str(e)) from None
+    self.reconnects += 1
+    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
+                    "actor %d goes on.", self.replay_address, time.monotonic() - lost,
+                    info[transport.REPLAY_TABLE].current_size, self.actor_index)
+
+  def _report(self, flush_s=_REPORT_FLUSH_S):
+    """Sends the agent steps and episodes since the last report, unless the previous
+    report still awaits the server's confirmation (then they wait for the next one).
+    Returns True if nothing is left unconfirmed."""
+    import reverb  # pylint: disable=import-outside-toplevel
     episodes = self.env.pop_finished_episodes()
     self.window.add(episodes)
     self._unreported["episodes"].extend(episodes)
-    pending = self._unreported
-    returns = np.asarray([r for r, _ in pending["episodes"]], np.float32)
-    lengths = np.asarray([l for _, l in pending["episodes"]], np.int64)
-    self.client.insert({
-        "actor_index": np.int32(self.actor_index), "env_steps": np.int64(pending["env_steps"]),
-        "epsilon": np.float32(self.epsilon), "episode_lengths": lengths,
-        "episode_returns": returns, "items": np.int64(pending["items"]),
-    }, priorities={transport.STATS_TABLE: 1.0})
-    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
     if self.summary_writer is not None:
       self.summary_writer.episode_metrics(self.window, self.env_steps, self.env_steps)
+    if self._report_in_flight is not None:
+      writer, report = self._report_in_flight
+      try:
+        writer.flush(timeout_ms=max(1, int(1000 * flush_s)))
+      except reverb.errors.DeadlineExceededError:
+        return False
+      except Exception as e:  # pylint: disable=broad-except  (not delivered: send it again)
+        logging.warning("Actor report failed (%s); it goes with the next one.",
+                        transport.one_line(e))
+        for key in ("env_steps", "items"):
+          self._unreported[key] += report[key]
+        self._unreported["episodes"][:0] = report["episodes"]
+      writer.close()
+      self._report_in_flight = None
+    report = self._unreported
+    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+    returns = np.asarray([r for r, _ in report["episodes"]], np.float32)
+    lengths = np.asarray([l for _, l in report["episodes"]], np.int64)
+    pending = transport.insert_one(self.client, {
+        "actor_index": np.int32(self.actor_index), "env_steps": np.int64(report["env_steps"]),
+        "epsilon": np.float32(self.epsilon), "episode_lengths": lengths,
+        "episode_returns": returns, "items": np.int64(report["items"]),
+    }, transport.STATS_TABLE, timeout_s=flush_s)
+    if pending is not None:
+      self._report_in_flight = (pending, report)
+      return False
+    return True
 
   def _log(self, now, mark):
     t, steps, items = mark
@@ -294,16 +362,24 @@ class _ActorLoop:
     return (now, self.env_steps, self.writer.items_written)
 
   def _finish(self, flush_timeout_ms):
-    """Sends what is buffered (within `flush_timeout_ms`) and a last report."""
+    """Sends what is buffered (within `flush_timeout_ms`) and a last report (within a few
+    seconds: a replay that is gone does not hold the actor's exit)."""
     if flush_timeout_ms > 0:
       try:
         self.writer.flush(timeout_ms=flush_timeout_ms, everything=True)
       except Exception as e:  # pylint: disable=broad-except
         logging.info("Final flush incomplete (%s).", e)
     try:
-      self._report()
+      # Twice: the first may only confirm a report still in flight.
+      if self._server_lost:
+        logging.info("Final report not sent: the replay server is gone.")
+      elif not (self._report(flush_s=2.0) or self._report(flush_s=2.0)):
+        logging.info("Final report not confirmed by the replay server.")
     except Exception as e:  # pylint: disable=broad-except
       logging.info("Final report not sent (%s).", e)
+    if self._report_in_flight is not None:
+      self._report_in_flight[0].close()
+      self._report_in_flight = None
     if self.summary_writer is not None:
       self.summary_writer.close()
 
@@ -345,7 +421,8 @@ def main(argv):
     apex_actor(FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name,
                root_dir=root_dir, seed=seed, parent_pid=FLAGS.parent_pid)
   except ReplayUnreachableError as e:
-    logging.error("%s", e)
+    logging.flush()
+    sys.stderr.write("error: %s\n" % common.user_message(e))
     status = EXIT_REPLAY_UNREACHABLE
   # Everything is closed: skip the interpreter's teardown of TF and gRPC, which can take
   # seconds (the launcher waits for actors to exit when it shuts down).

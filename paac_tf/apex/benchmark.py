@@ -1,24 +1,35 @@
-r"""Measures Ape-X's moving parts on this machine: actors writing to Reverb, replay memory
-per stored transition, and the learner's batches per second.
+r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 
-  python -m paac_tf.apex.benchmark --gin_file=apex_atari.gin \
+  python -m paac_tf.apex.benchmark --gin_file=apex_atari.gin [--quick] \
       [--num_actors=2] [--actor_seconds=60] [--learner_seconds=60] [--gin_bindings=...]
+  python -m paac_tf.tools.benchmark --quick     # runs `measure` as its part 'apex'
 
-1. A replay server runs as its own process (`python -m paac_tf.apex.replay`) with the
+1. Emulator alone: the actors' batched environment (`apex_actor.num_envs`,
+   `apex_actor.num_workers`) stepped with random actions in this process: agent steps/s
+   on one core (wall clock, and per CPU second). The actor's limit per core.
+2. A replay server runs as its own process (`python -m paac_tf.apex.replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
-2. `--num_actors` actor processes (`python -m paac_tf.apex.actor`) write for
-   `--actor_seconds`: agent steps/s (from their reports), inserts/s and the replay server's
-   resident memory per stored transition (RSS growth / items added; no item is evicted
-   while the table is below capacity), and the serialized size per transition (a Reverb
-   checkpoint of the table: compressed chunks plus item records, / items).
-3. The actors stop; the learner's compiled step then runs on prioritized batches from
-   that replay, over gRPC as on a separate host, priorities written back, for
-   `--learner_seconds`: batches/s.
-Prints one summary line per measurement (and JSON with --json_out).
+3. `num_actors` actor processes (`python -m paac_tf.apex.actor`) write for
+   `actor_seconds`: agent steps/s and frames/s (from their reports; 4 frames a step on
+   Atari), inserts/s (the server's count), agent steps per actor CPU second, the replay
+   server's resident memory per stored transition (RSS growth / items added; nothing is
+   evicted below capacity) and the serialized size per transition (a Reverb checkpoint
+   of the table: compressed chunks plus item records, / items), beside what an item would
+   take if it copied its frames (window x frame bytes): each frame is stored once.
+4. The actors stop; the learner's loop (its compiled step on prioritized batches sampled
+   from that replay over gRPC, as from another host; priorities written back; weights
+   published every `apex_learner.publish_interval` steps) runs for `learner_seconds`:
+   batches/s and samples/s (the server's count).
+5. The same compiled step alone, on one batch kept in memory, for `train_seconds`:
+   batches/s, the learner's limit.
+Ratios: actor / emulator per core (per actor process), learner / train step alone.
+Peak RSS (VmHWM) of the replay server, of the largest actor and of this process (learner).
+Prints one line per result (and JSON with --json_out).
 """
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -45,9 +56,10 @@ FLAGS = flags.FLAGS
 def _define_flags():
   flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
   flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
-  flags.DEFINE_integer("num_actors", 2, "Actor processes.")
-  flags.DEFINE_float("actor_seconds", 60.0, "Seconds of actor measurement.")
-  flags.DEFINE_float("learner_seconds", 60.0, "Seconds of learner measurement (0: skip).")
+  flags.DEFINE_bool("quick", False, "Short timings (about a minute and a half in all).")
+  flags.DEFINE_integer("num_actors", None, "Actor processes (default: run_local.num_actors).")
+  flags.DEFINE_float("actor_seconds", None, "Seconds of actor measurement.")
+  flags.DEFINE_float("learner_seconds", None, "Seconds of learner measurement (0: skip).")
   flags.DEFINE_string("json_out", None, "Also write the results as JSON here.")
 
 
@@ -68,6 +80,113 @@ def _rss(pid):
   return psutil.Process(pid).memory_info().rss
 
 
+def _peak_rss(pid):
+  """Peak resident memory (VmHWM) of a live process, bytes; its current RSS if unknown."""
+  try:
+    with open("/proc/%d/status" % pid) as f:
+      for line in f:
+        if line.startswith("VmHWM:"):
+          return int(line.split()[1]) * 1024
+  except OSError:
+    pass
+  return _rss(pid)
+
+
+def _cpu_seconds(pids):
+  """User + system CPU seconds of these processes and their children so far."""
+  import psutil  # pylint: disable=import-outside-toplevel
+  total = 0.0
+  for pid in pids:
+    try:
+      proc = psutil.Process(pid)
+      for p in [proc] + proc.children(recursive=True):
+        times = p.cpu_times()
+        total += times.user + times.system
+    except psutil.Error:
+      pass
+  return total
+
+
+# Seconds of each measurement: quick (the tools benchmark's --quick) and full.
+QUICK = {"emulator_seconds": 5.0, "actor_seconds": 15.0, "learner_seconds": 15.0,
+         "train_seconds": 8.0}
+FULL = {"emulator_seconds": 20.0, "actor_seconds": 60.0, "learner_seconds": 60.0,
+        "train_seconds": 30.0}
+
+
+def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
+            num_actors=None, **seconds):
+  """Parses the run's gin config, runs every measurement; returns a flat dict of results.
+
+  Args:
+    quick: QUICK timings (~1.5 minutes with start-up on 2 cores) rather than FULL.
+    game: environment (overrides train_eval.env_name of `gin_file`).
+    gin_file, gin_bindings: the Ape-X config measured: a file or a list of files (a bare
+      name is looked up in configs/), and extra bindings.
+    num_actors: actor processes (default: run_local.num_actors of the config, else 2).
+    **seconds: overrides of QUICK / FULL (emulator_seconds, actor_seconds, ...).
+  """
+  bindings = list(gin_bindings)
+  if game:
+    bindings.append("train_eval.env_name = %s" % json.dumps(str(game)))
+  gin_files = [gin_file] if isinstance(gin_file, str) else list(gin_file)
+  common.parse_gin(gin_files, bindings)
+  durations = dict(QUICK if quick else FULL)
+  unknown = set(seconds) - set(durations)
+  if unknown:
+    raise TypeError("Unknown measurement durations: %s" % ", ".join(sorted(unknown)))
+  durations.update({k: float(v) for k, v in seconds.items()})
+  if num_actors is None:
+    num_actors = int(common.configured("run_local.num_actors", 2))
+  results = run(int(num_actors), **durations)
+  results.update({"quick": bool(quick), "gin_files": gin_files})
+  return results
+
+
+def _ratios(results):
+  """The measured loops over their limits (added to `results`)."""
+  ratios = {}
+  emulator = results.get("emulator_agent_steps_per_second")
+  actors = results.get("actor_agent_steps_per_second")
+  if emulator and actors:
+    ratios["actor_vs_emulator_per_core"] = actors / results["num_actors"] / emulator
+  if results.get("emulator_agent_steps_per_cpu_second") and results.get(
+      "actor_agent_steps_per_cpu_second"):
+    ratios["actor_vs_emulator_per_cpu_second"] = (
+        results["actor_agent_steps_per_cpu_second"] /
+        results["emulator_agent_steps_per_cpu_second"])
+  if results.get("learner_batches_per_second") and results.get(
+      "train_step_batches_per_second"):
+    ratios["learner_vs_train_step"] = (results["learner_batches_per_second"] /
+                                       results["train_step_batches_per_second"])
+  return ratios
+
+
+def _measure_emulator(env_name, seconds):
+  """The actors' batched environment alone, random actions: agent steps/s on one core."""
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  num_envs = int(common.configured("apex_actor.num_envs", 16))
+  num_workers = int(common.configured("apex_actor.num_workers", 0))
+  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                     seed=0)
+  rng = np.random.default_rng(0)
+  try:
+    env.reset()
+    for _ in range(5):
+      env.step(rng.integers(0, env.num_actions, size=num_envs))
+    pids = [os.getpid()]
+    steps, cpu0, t0 = 0, _cpu_seconds(pids), time.monotonic()
+    while time.monotonic() - t0 < seconds:
+      env.step(rng.integers(0, env.num_actions, size=num_envs))
+      steps += num_envs
+    dt, cpu = time.monotonic() - t0, _cpu_seconds(pids) - cpu0
+  finally:
+    env.close()
+  return {"emulator_num_envs": num_envs, "emulator_num_workers": num_workers,
+          "emulator_agent_steps_per_second": steps / dt,
+          "emulator_agent_steps_per_cpu_second": steps / max(cpu, 1e-9)}
+
+
 class _Observer:
   """Reads the server's insert count and drains the actors' reports."""
 
@@ -85,8 +204,8 @@ class _Observer:
             info.rate_limiter_info.insert_stats.completed, info.current_size)
 
 
-def run(num_actors, actor_seconds, learner_seconds, gin_files, gin_bindings):
-  """Runs the three measurements; returns a dict of results."""
+def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0):
+  """Runs the measurements under the parsed gin config; returns a dict of results."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import launcher  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
@@ -94,8 +213,15 @@ def run(num_actors, actor_seconds, learner_seconds, gin_files, gin_bindings):
   env_name = common.env_name_or_configured(None)
   observation_spec, num_actions = common.environment_specs(env_name)
   layout = transport.ReplayLayout(observation_spec)
+  frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
+  item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size
+                for k, v in layout.item_signature().items()}
   results = {"env_name": env_name, "num_actors": num_actors, "layout": repr(layout),
-             "cpu_count": os.cpu_count()}
+             "cpu_count": os.cpu_count(), "frames_per_agent_step": frameskip,
+             "raw_frame_bytes": layout.frame_bytes(),
+             "item_bytes_if_frames_copied": sum(item_bytes.values())}
+  if emulator_seconds > 0:
+    results.update(_measure_emulator(env_name, emulator_seconds))
   work_dir = tempfile.mkdtemp(prefix="apex_benchmark_")
   config_file = os.path.join(work_dir, "config.gin")
   with open(config_file, "w") as f:
@@ -119,8 +245,8 @@ def run(num_actors, actor_seconds, learner_seconds, gin_files, gin_bindings):
         break
       except Exception:  # pylint: disable=broad-except
         if server.poll() is not None or time.monotonic() > deadline:
-          raise errors.UserError("The replay server did not start; see %s/replay.log."
-                                 % work_dir) from None
+          raise errors.UserError("The replay server did not start: %s"
+                                 % _tail(os.path.join(work_dir, "replay.log"))) from None
         time.sleep(0.5)
     network = weights.build_q_network(num_actions, observation_spec)
     weights.publish(client, network, learner_step=0)
@@ -137,34 +263,39 @@ def run(num_actors, actor_seconds, learner_seconds, gin_files, gin_bindings):
       if len(observer.reports.epsilons) >= num_actors and inserted >= 1000:
         break
       actors.check()
-      if time.monotonic() > deadline:
-        raise errors.UserError("Actors did not start writing; see %s/actors/." % work_dir)
+      if time.monotonic() > deadline or any(p.poll() is not None for p in actors.processes):
+        raise errors.UserError("Actors did not start writing: %s" % _tail(actors.log_path(0)))
       time.sleep(1.0)
     t0, steps0, inserts0, size0 = observer.read()
-    rss0 = _rss(server.pid)
+    rss0, cpu0 = _rss(server.pid), _cpu_seconds(actors.pids())
     time.sleep(actor_seconds)
     t1, steps1, inserts1, size1 = observer.read()
-    rss1 = _rss(server.pid)
+    rss1, cpu1 = _rss(server.pid), _cpu_seconds(actors.pids())
+    actor_peak = max(_peak_rss(pid) for pid in actors.pids())
     actors.check()
     dt = t1 - t0
-    frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
     results.update({
         "actor_agent_steps_per_second": (steps1 - steps0) / dt,
         "actor_frames_per_second": (steps1 - steps0) / dt * frameskip,
+        "actor_agent_steps_per_cpu_second": (steps1 - steps0) / max(cpu1 - cpu0, 1e-9),
+        "actor_cpu_cores_used": (cpu1 - cpu0) / dt,
         "inserts_per_second": (inserts1 - inserts0) / dt,
         "replay_items": size1,
-        "replay_bytes_per_item": (rss1 - rss0) / max(size1 - size0, 1),
+        "replay_rss_bytes_per_item": (rss1 - rss0) / max(size1 - size0, 1),
         "replay_rss_bytes": rss1, "replay_rss_bytes_before_actors": base_rss,
-        "raw_frame_bytes": layout.frame_bytes(),
+        "actor_peak_rss_bytes": actor_peak,
     })
     actors.stop()
     actors = None
     checkpoint = client.checkpoint()
     size = client.server_info(timeout=30)[transport.REPLAY_TABLE].current_size
     results["replay_checkpoint_bytes_per_item"] = _tree_bytes(checkpoint) / max(size, 1)
-    if learner_seconds > 0:
+    if learner_seconds > 0 or train_seconds > 0:
       results.update(_measure_learner(address, layout, network, num_actions, observation_spec,
-                                      learner_seconds))
+                                      learner_seconds, train_seconds))
+    results["replay_peak_rss_bytes"] = _peak_rss(server.pid)
+    results["learner_peak_rss_bytes"] = _own_peak_rss()
+    results.update(_ratios(results))
     return results
   finally:
     if actors is not None:
@@ -175,46 +306,89 @@ def run(num_actors, actor_seconds, learner_seconds, gin_files, gin_bindings):
     except subprocess.TimeoutExpired:
       server.kill()
       server.wait()
+    shutil.rmtree(work_dir, ignore_errors=True)
 
 
-def _measure_learner(address, layout, network, num_actions, observation_spec, seconds):
+def _own_peak_rss():
+  import resource  # pylint: disable=import-outside-toplevel
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _tail(path, lines=5):
+  try:
+    with open(path, "rb") as f:
+      text = f.read()[-4000:].decode("utf-8", "replace")
+  except OSError:
+    return "(no log %s)" % path
+  return " | ".join(l.strip() for l in text.splitlines()[-lines:] if l.strip())
+
+
+def _measure_learner(address, layout, network, num_actions, observation_spec, seconds,
+                     train_seconds):
+  """Batches/s of the compiled step sampling from Reverb, then of the step alone."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
   batch_size = int(common.configured("apex_learner.batch_size", 512))
+  publish_interval = int(common.configured("apex_learner.publish_interval", 25))
   target = weights.build_q_network(num_actions, observation_spec)
   step = learner_step.ApexLearnerStep(network, target, layout)
   step.build()
   client = reverb.Client(address)
-  dataset = transport.replay_dataset(address, layout, batch_size,
-                                     prefetch=int(common.configured("apex_learner.prefetch", 2)))
+  dataset = transport.replay_dataset(
+      address, layout, batch_size, prefetch=int(common.configured("apex_learner.prefetch", 2)),
+      num_workers=int(common.configured("apex_learner.dataset_workers", 1)))
   iterator = iter(dataset)
 
-  def one_step():
+  def one_step():   # as the learner's loop (learner.py): step, priorities back, publish
     keys, new_priorities, _ = step.train(next(iterator))
     client.mutate_priorities(transport.REPLAY_TABLE, updates=dict(zip(
         keys.numpy().tolist(), new_priorities.numpy().tolist())))
+    if int(step.steps.numpy()) % publish_interval == 0:
+      weights.publish(client, network, int(step.steps.numpy()))
+
+  def sampled():
+    info = client.server_info(timeout=30)[transport.REPLAY_TABLE]
+    return info.rate_limiter_info.sample_stats.completed
 
   for _ in range(3):   # tracing and pipeline warm-up
     one_step()
-  count, t0 = 0, time.monotonic()
-  while time.monotonic() - t0 < seconds:
-    one_step()
-    count += 1
-  dt = time.monotonic() - t0
-  return {"learner_batch_size": batch_size, "learner_batches_per_second": count / dt,
-          "learner_samples_per_second": count * batch_size / dt}
+  results = {"learner_batch_size": batch_size}
+  if seconds > 0:
+    count, samples0, t0 = 0, sampled(), time.monotonic()
+    while time.monotonic() - t0 < seconds or count < 2:
+      one_step()
+      count += 1
+    dt = time.monotonic() - t0
+    results.update({"learner_batches_per_second": count / dt,
+                    "learner_samples_per_second": count * batch_size / dt,
+                    "replay_samples_per_second": (sampled() - samples0) / dt})
+  if train_seconds > 0:
+    batch = next(iterator)   # one batch in memory: the step without sampling or write-back
+    step.train(batch)[1].numpy()
+    count, t0 = 0, time.monotonic()
+    while time.monotonic() - t0 < train_seconds or count < 2:
+      step.train(batch)[1].numpy()
+      count += 1
+    dt = time.monotonic() - t0
+    results.update({"train_step_batches_per_second": count / dt,
+                    "train_step_samples_per_second": count * batch_size / dt})
+  del iterator, dataset
+  return results
 
 
 def main(argv):
   if len(argv) > 1:
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
-  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
-  results = run(FLAGS.num_actors, FLAGS.actor_seconds, FLAGS.learner_seconds, FLAGS.gin_file,
-                FLAGS.gin_bindings)
+  if not FLAGS.gin_file:
+    raise errors.UserError("Give the run's config, e.g. --gin_file=apex_atari.gin.")
+  overrides = {k: getattr(FLAGS, k) for k in ("actor_seconds", "learner_seconds")
+               if getattr(FLAGS, k) is not None}
+  results = measure(FLAGS.quick, gin_file=FLAGS.gin_file, gin_bindings=FLAGS.gin_bindings,
+                    num_actors=FLAGS.num_actors, **overrides)
   for key, value in results.items():
-    print("%-34s %s" % (key, "%.1f" % value if isinstance(value, float) else value))
+    print("%-38s %s" % (key, "%.2f" % value if isinstance(value, float) else value))
   if FLAGS.json_out:
     with open(FLAGS.json_out, "w") as f:
       json.dump(results, f, indent=2)

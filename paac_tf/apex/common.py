@@ -1,9 +1,7 @@
 """Small helpers shared by the Ape-X processes (replay, actor, learner, launcher)."""
 import os
 import socket
-import sys
 
-from absl import app
 import gin
 
 from paac_tf import errors
@@ -97,19 +95,5 @@ def parent_alive(parent_pid):
   return not parent_pid or os.getppid() == int(parent_pid)
 
 
-def user_message(error):
-  """The error's text without the "In call to configurable ..." lines gin appends."""
-  lines = str(error).splitlines()
-  return " ".join(l.strip() for l in lines if not l.strip().startswith("In call to configurable"))
-
-
-def run_main(main_fn):
-  """absl app whose user errors print as one line and exit with status 2 (as train.py)."""
-  def wrapped(argv):
-    try:
-      return main_fn(argv)
-    except errors.UserError as e:
-      sys.stderr.write("error: %s\n" % user_message(e))
-      sys.stderr.flush()
-      os._exit(2)  # pylint: disable=protected-access
-  app.run(wrapped)
+user_message = errors.user_message
+run_main = errors.run_cli  # one line `error: ...`, exit 2 (paac_tf/errors.py)

@@ -16,6 +16,15 @@ steps were reported (or `stop_at_average_return` is reached, or on SIGINT/SIGTER
 publishes a final `done` weights item so that actors on other hosts stop too, saves a
 checkpoint and exports a SavedModel.
 
+Replay server faults: at start the learner retries an unreachable server with backoff (1 s
+doubling to 30 s, `transport.ReplayRetry`), one log line per retry. Mid-run, a lost server
+(killed, restarted) is waited for the same way; once one answers again at the address
+(restored from its checkpoint, or empty), the learner republishes its weights, recreates
+its sampling pipeline and goes on. It gives up after `server_timeout_s` without a server:
+checkpoint saved, one `error: ...` line, exit status 3. Replay calls that have no
+deadline of their own run on helper threads (`transport.CallThread`,
+`transport.BackgroundSampler`), so a lost server never hangs the loop.
+
 Outputs under root_dir/train: TensorBoard summaries (Losses/, Optimizer/, Q/, Replay/,
 Perf/, Metrics/ from the actors' reports), checkpoints (ckpt-<agent step>; resumed
 automatically) and run_config.json; SavedModels under root_dir/policies/<model_name>/.
@@ -30,6 +39,7 @@ if __name__ == "__main__":
 
 import collections
 import os
+import sys
 import time
 
 from absl import flags
@@ -50,8 +60,10 @@ from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 
 # Samples wait at most this long for the rate limiter before the loop regains control
-# (to drain actor reports, honour stop requests, notice dead actors).
+# (to drain actor reports, honour stop requests, notice dead actors or a lost server).
 _SAMPLE_TIMEOUT_MS = 1000
+# Deadline of the learner's calls to the replay server (info, reports, priorities, weights).
+_RPC_TIMEOUT_S = 10
 _STATS_TEMPLATE = {"actor_index": None, "env_steps": None, "epsilon": None,
                    "episode_lengths": None, "episode_returns": None, "items": None}
 
@@ -67,12 +79,19 @@ class ActorReports:
     self.epsilons = {}         # actor index -> epsilon
     self._window_size = window
 
-  def drain(self, client):
-    """Reads every pending report; returns how many there were."""
-    size = client.server_info(timeout=30)[transport.STATS_TABLE].current_size
+  def drain(self, client, info=None, calls=None, timeout_s=30):
+    """Reads every pending report; returns how many there were. `info`: the server's
+    table infos if just read; `calls`: a transport.CallThread to sample on (then a lost
+    server raises transport.ReplayUnavailableError after `timeout_s`)."""
+    if info is None:
+      info = client.server_info(timeout=int(timeout_s))
+    size = info[transport.STATS_TABLE].current_size
     if size == 0:
       return 0
-    for sample in client.sample(transport.STATS_TABLE, size, emit_timesteps=False):
+    sample_all = lambda: list(client.sample(transport.STATS_TABLE, size, emit_timesteps=False))
+    samples = sample_all() if calls is None else calls.call(sample_all, timeout_s,
+                                                           "Draining actor reports")
+    for sample in samples:
       report = tree.unflatten_as(_STATS_TEMPLATE, [np.asarray(x)[0] for x in sample.data])
       index = int(report["actor_index"])
       self.env_steps += int(report["env_steps"])
@@ -97,7 +116,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
                  publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
                  keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
                  prefetch=2, dataset_workers=1, report_interval_s=1.0, tf_threads=None,
-                 stop=None, health_check=None, on_finished=None):
+                 server_timeout_s=300.0, stop=None, health_check=None, on_finished=None):
   """Trains until `total_steps` agent steps were reported by the actors; resumable.
 
   Args:
@@ -116,6 +135,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
     dataset_workers: Reverb sampler threads of the pipeline.
     report_interval_s: seconds between drains of the actors' reports (and progress).
     tf_threads: cap TF's thread pools (None: TF's default).
+    server_timeout_s: give up (transport.ReplayUnreachableError, after a checkpoint) once
+      the replay server has not answered for this long, at start or mid-run.
     stop: object with a `requested` attribute (default: a SIGINT/SIGTERM handler).
     health_check: optional callable run with the reports; raise to abort training.
     on_finished: optional callable run once training is over (also on errors), before the
@@ -144,14 +165,17 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
       target_network=target_network, optimizer=step.optimizer, learner_steps=step.steps,
       env_steps=env_steps_var, episodes=episodes_var)
   if checkpointer.restore_latest():
-    logging.info("Resuming at agent step %d (learner step %d).", int(env_steps_var.numpy()),
-                 int(step.steps.numpy()))
+    logging.info("Resuming at agent step %d (learner step %d, optimizer step %d).",
+                 int(env_steps_var.numpy()), int(step.steps.numpy()),
+                 int(step.optimizer.iterations.numpy()))
 
   client = reverb.Client(replay_address)
   try:
-    transport.check_replay(client, layout, replay_address, timeout_s=60)
-  except (TimeoutError, transport.ReplayMismatchError) as e:
+    transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s)
+  except transport.ReplayMismatchError as e:
     raise errors.UserError("%s Nothing was trained." % e) from None
+  except transport.ReplayUnreachableError as e:
+    raise transport.ReplayUnreachableError("%s Nothing was trained." % e) from None
   loop = _LearnerLoop(
       client=client, replay_address=replay_address, root_dir=root_dir, env_name=env_name,
       total_steps=int(total_steps), layout=layout, step=step, checkpointer=checkpointer,
@@ -160,13 +184,16 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
       summary_interval=int(summary_interval), checkpoint_interval=int(checkpoint_interval),
       export_interval=export_interval, stop_at_average_return=stop_at_average_return,
       prefetch=int(prefetch), dataset_workers=int(dataset_workers),
-      report_interval_s=float(report_interval_s), stop=stop, health_check=health_check)
+      report_interval_s=float(report_interval_s), server_timeout_s=float(server_timeout_s),
+      stop=stop, health_check=health_check)
   try:
     return loop.run()
   finally:
+    # The pipeline first, while the server is up: its thread then ends within a second
+    # (a pipeline blocked on a server that is gone would wait for its return).
+    loop.close_pipeline()
     if on_finished is not None:
       on_finished()
-    loop.close_pipeline()
 
 
 class _LearnerLoop:
@@ -179,7 +206,11 @@ class _LearnerLoop:
     self.reports.env_steps = int(self.env_steps_var.numpy())
     self.reports.window.total = int(self.episodes_var.numpy())
     self.progress = progress_lib.Progress(self.total_steps, start_step=self.reports.env_steps)
-    self._iterator = None
+    self._sampler = None
+    self._calls = self._new_call_thread()
+    self._replay_ok = True
+    self._saved_at = None         # (agent steps, learner steps) of the last checkpoint saved
+    self.reconnects = 0
     self._metrics = None
     self._perf = collections.deque(maxlen=2)   # (time, learner steps, agent steps, items)
 
@@ -188,29 +219,98 @@ class _LearnerLoop:
   def learner_steps(self):
     return int(self.step.steps.numpy())
 
-  def _next_batch(self):
-    """The next prioritized batch, or None if the rate limiter held it back for a while."""
-    if self._iterator is None:
-      dataset = transport.replay_dataset(
-          self.replay_address, self.layout, self.batch_size, prefetch=self.prefetch,
-          num_workers=self.dataset_workers, rate_limiter_timeout_ms=_SAMPLE_TIMEOUT_MS)
-      self._iterator = iter(dataset)
-    try:
-      return next(self._iterator)
-    except (StopIteration, tf.errors.OutOfRangeError, tf.errors.DeadlineExceededError):
-      self._iterator = None   # timed out: the pipeline ended; a new one starts next call
-      return None
+  def _new_call_thread(self):
+    return transport.CallThread(name="learner-replay-calls", check=lambda: transport.probe(
+        self.client, self.replay_address, _RPC_TIMEOUT_S))
 
-  def close_pipeline(self):
-    """Drops the sampling pipeline (its Reverb sampler threads) once all is saved."""
+  def _make_dataset(self):
+    return transport.replay_dataset(
+        self.replay_address, self.layout, self.batch_size, prefetch=self.prefetch,
+        num_workers=self.dataset_workers, rate_limiter_timeout_ms=_SAMPLE_TIMEOUT_MS)
+
+  def _next_batch(self):
+    """The next prioritized batch, or None if none came for a while (the rate limiter
+    held it back, or the server is gone)."""
+    if self._sampler is None:
+      self._sampler = transport.BackgroundSampler(self._make_dataset)
+    return self._sampler.get(timeout_s=_SAMPLE_TIMEOUT_MS / 1000.0)
+
+  def close_pipeline(self, wait_s=5.0):
+    """Stops the sampling pipeline (its thread and Reverb samplers)."""
+    if self._sampler is None:
+      return
     start = time.monotonic()
-    self._iterator = None
-    elapsed = time.monotonic() - start
-    if elapsed > 5:
-      logging.warning("Closing the replay sampling pipeline took %.0f s.", elapsed)
+    if not self._sampler.close(wait_s=wait_s):
+      logging.warning("The replay sampling pipeline did not stop within %.0f s; left to "
+                      "end in the background.", wait_s)
+    elif time.monotonic() - start > 5:
+      logging.warning("Closing the replay sampling pipeline took %.0f s.",
+                      time.monotonic() - start)
+    self._sampler = None
 
   def _publish(self, done=False):
-    weights_lib.publish(self.client, self.step.q_network, self.learner_steps, done=done)
+    try:
+      weights_lib.publish(self.client, self.step.q_network, self.learner_steps, done=done,
+                          timeout_s=_RPC_TIMEOUT_S, address=self.replay_address)
+    except transport.ReplayUnavailableError:
+      raise
+    except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+      raise transport.ReplayUnavailableError(
+          "Publishing weights failed: %s" % transport.one_line(e)) from e
+
+  def _server_info(self):
+    """The server's table infos. Through transport.probe: a server that is gone is noticed
+    at once (its port refuses the connection), not after the call's deadline."""
+    try:
+      return transport.probe(self.client, self.replay_address, _RPC_TIMEOUT_S)
+    except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+      raise transport.ReplayUnavailableError(
+          "server_info failed: %s" % transport.one_line(e)) from e
+
+  def _update_priorities(self, keys, new_priorities):
+    """Writes the new priorities on the call thread (overlapping the next step)."""
+    updates = dict(zip(keys.numpy().tolist(), new_priorities.numpy().tolist()))
+    self._calls.submit(
+        lambda: self.client.mutate_priorities(transport.REPLAY_TABLE, updates=updates),
+        _RPC_TIMEOUT_S, "Updating priorities")
+
+  def _reconnect(self, error, stop):
+    """Waits for the replay server (backoff, one log line per retry) after `error`; then
+    republishes the weights and recreates the sampling pipeline. Raises
+    transport.ReplayUnreachableError after `server_timeout_s`; returns early on a stop
+    request."""
+    lost = time.monotonic()
+    self._replay_ok = False
+    logging.warning("Learner lost the replay server at %s (%s); waiting for it (giving up "
+                    "after %.0f s).", self.replay_address, transport.one_line(error),
+                    self.server_timeout_s)
+    if self._sampler is not None:
+      self._sampler.close(wait_s=0)   # its thread ends once its call returns
+      self._sampler = None
+    while True:
+      info = transport.wait_for_replay(self.client, self.replay_address, self.server_timeout_s,
+                                       should_stop=lambda: stop.requested, since=lost)
+      if info is None:
+        return
+      try:
+        transport.check_tables(info, self.layout, self.replay_address)
+      except transport.ReplayMismatchError as e:
+        raise errors.UserError(str(e)) from None
+      try:
+        # A call still pending on the lost connection completes once it is back.
+        self._calls.wait(_RPC_TIMEOUT_S, "A pending replay call")
+        self._publish()
+        break
+      except transport.ReplayUnavailableError as e:
+        logging.warning("Replay server at %s: %s", self.replay_address, e)
+        if self._calls.busy:
+          self._calls.close()
+          self._calls = self._new_call_thread()
+    self._replay_ok = True
+    self.reconnects += 1
+    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
+                    "weights republished, sampling pipeline recreated.", self.replay_address,
+                    time.monotonic() - lost, info[transport.REPLAY_TABLE].current_size)
 
   def _checked_metrics(self):
     if self._metrics is None:
@@ -228,6 +328,7 @@ class _LearnerLoop:
     self.env_steps_var.assign(self.reports.env_steps)
     self.episodes_var.assign(self.reports.window.total)
     self.checkpointer.save(self.reports.env_steps)
+    self._saved_at = (self.reports.env_steps, self.learner_steps)
 
   def _export(self, env_steps):
     """The single call site of the project's export code for Ape-X."""
@@ -245,11 +346,12 @@ class _LearnerLoop:
 
   def _housekeeping(self):
     """Drains actor reports; writes episode metrics, throughput and progress."""
-    self.reports.drain(self.client)
+    infos = self._server_info()
+    self.reports.drain(self.client, info=infos, calls=self._calls, timeout_s=_RPC_TIMEOUT_S)
     if self.health_check is not None:
       self.health_check(self.reports)
     now = time.monotonic()
-    info = self.client.server_info(timeout=30)[transport.REPLAY_TABLE]
+    info = infos[transport.REPLAY_TABLE]
     inserts = info.rate_limiter_info.insert_stats.completed
     self._perf.append((now, self.learner_steps, self.reports.env_steps, inserts))
     steps = self.learner_steps
@@ -281,63 +383,52 @@ class _LearnerLoop:
   def run(self):
     stop = self.stop if self.stop is not None else signals.StopRequest()
     own_stop = self.stop is None
-    self._publish()
     env_steps = self.reports.env_steps
-    next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
-    next_export = ((env_steps // self.export_interval + 1) * self.export_interval
-                   if self.export_interval else None)
-    last_saved = env_steps if self.checkpointer.manager.latest_checkpoint else None
-    next_report = 0.0
+    self._next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
+    self._next_export = ((env_steps // self.export_interval + 1) * self.export_interval
+                         if self.export_interval else None)
+    self._last_saved = env_steps if self.checkpointer.manager.latest_checkpoint else None
+    self._next_report = 0.0
     reason = "done"
     logging.info("Learner: replay %s, batch %d, %s", self.replay_address, self.batch_size,
                  self.layout)
     try:
+      try:
+        self._publish()
+      except transport.ReplayUnavailableError as e:
+        self._reconnect(e, stop)
       while True:
-        if time.monotonic() >= next_report:
-          self._housekeeping()
-          next_report = time.monotonic() + self.report_interval_s
-          if self.reports.env_steps >= self.total_steps:
-            break
-          if self._target_reached():
-            reason = "target"
-            break
-        if stop.requested:
-          reason = "signal"
+        try:
+          outcome = self._iteration(stop)
+        except transport.ReplayUnavailableError as e:
+          self._reconnect(e, stop)
+          outcome = "signal" if stop.requested else None
+        if outcome is not None:
+          reason = outcome
           break
-        batch = self._next_batch()
-        if batch is None:
-          next_report = 0.0
-          continue
-        keys, new_priorities, self._metrics = self.step.train(batch)
-        self.client.mutate_priorities(transport.REPLAY_TABLE, updates=dict(zip(
-            keys.numpy().tolist(), new_priorities.numpy().tolist())))
-        steps = self.learner_steps
-        if steps % self.publish_interval == 0:
-          self._publish()
-        if steps % self.summary_interval == 0:
-          self.writer.scalars(self._checked_metrics(), steps)
-        env_steps = self.reports.env_steps
-        if env_steps >= next_checkpoint:
-          self._save()
-          last_saved = env_steps
-          next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
-        if next_export is not None and env_steps >= next_export:
-          self._export(env_steps)
-          next_export = (env_steps // self.export_interval + 1) * self.export_interval
+    except transport.ReplayUnreachableError:
+      # Giving up on the replay: keep what was learned (a rerun resumes there).
+      if self._saved_at != (self.reports.env_steps, self.learner_steps):
+        self._save()
+      self.writer.close()
+      raise
     finally:
       if own_stop:
         stop.restore()
       self.progress.update(self.reports.env_steps, self.reports.window.average_return,
                            force=True)
       self.progress.close()
-    # Tell actors (also those on other hosts) that training is over.
-    self._publish(done=True)
-    try:
-      self.reports.drain(self.client)
-    except Exception as e:  # pylint: disable=broad-except
-      logging.warning("Could not drain the last actor reports: %s", e)
+    if self._replay_ok:
+      try:
+        self._calls.wait(_RPC_TIMEOUT_S, "Updating priorities")
+        # Tell actors (also those on other hosts) that training is over.
+        self._publish(done=True)
+        self.reports.drain(self.client, calls=self._calls, timeout_s=_RPC_TIMEOUT_S)
+      except Exception as e:  # pylint: disable=broad-except
+        logging.warning("Could not publish `done` or drain the last actor reports: %s", e)
+    self._calls.close()
     env_steps = self.reports.env_steps
-    if last_saved != env_steps:
+    if self._last_saved != env_steps:
       self._save()
     self.writer.episode_metrics(self.reports.window, self.learner_steps, env_steps)
     self.writer.close()
@@ -347,12 +438,46 @@ class _LearnerLoop:
               "average_return": self.reports.window.average_return,
               "average_return_lowest_epsilon": (lowest.average_return if lowest is not None
                                                 else float("nan")),
-              "episodes": self.reports.window.total, "reason": reason}
+              "episodes": self.reports.window.total, "reason": reason,
+              "replay_reconnects": self.reconnects}
     logging.info("Learner stopped (%s) at agent step %d, learner step %d; average return of "
                  "the last 100 episodes %.2f (least exploring actor: %.2f).", reason, env_steps,
                  self.learner_steps, result["average_return"],
                  result["average_return_lowest_epsilon"])
     return result
+
+  def _iteration(self, stop):
+    """One pass of the loop: housekeeping when due, one train step if a batch came.
+    Returns the reason to stop, or None."""
+    if time.monotonic() >= self._next_report:
+      self._housekeeping()
+      self._next_report = time.monotonic() + self.report_interval_s
+      if self.reports.env_steps >= self.total_steps:
+        return "done"
+      if self._target_reached():
+        return "target"
+    if stop.requested:
+      return "signal"
+    batch = self._next_batch()
+    if batch is None:
+      self._next_report = 0.0
+      return None
+    keys, new_priorities, self._metrics = self.step.train(batch)
+    self._update_priorities(keys, new_priorities)
+    steps = self.learner_steps
+    if steps % self.publish_interval == 0:
+      self._publish()
+    if steps % self.summary_interval == 0:
+      self.writer.scalars(self._checked_metrics(), steps)
+    env_steps = self.reports.env_steps
+    if env_steps >= self._next_checkpoint:
+      self._save()
+      self._last_saved = env_steps
+      self._next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
+    if self._next_export is not None and env_steps >= self._next_export:
+      self._export(env_steps)
+      self._next_export = (env_steps // self.export_interval + 1) * self.export_interval
+    return None
 
 
 # --- standalone learner -------------------------------------------------------------------
@@ -383,9 +508,21 @@ def main(argv):
   if not total_steps or int(total_steps) <= 0:
     raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
   seed = FLAGS.seed if FLAGS.seed is not None else common.configured("train_eval.seed", 0)
-  result = apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps), seed=seed)
-  config.write_operative_config(root_dir)
-  logging.info("Result: %s", result)
+  status = 0
+  try:
+    result = apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps), seed=seed)
+    config.write_operative_config(root_dir)
+    logging.info("Result: %s", result)
+  except transport.ReplayUnreachableError as e:
+    logging.flush()
+    sys.stderr.write("error: %s\n" % common.user_message(e))
+    status = transport.EXIT_REPLAY_UNREACHABLE
+  # Everything is saved and closed: skip the interpreter's teardown, which would wait on
+  # replay calls still pending on a lost server (helper threads, see the module doc).
+  logging.flush()
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status)  # pylint: disable=protected-access
 
 
 def cli():

@@ -26,6 +26,12 @@ at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one ever
 (0: never periodically) and one at a clean shutdown (SIGINT/SIGTERM). Without it, nothing
 is written to disk. A Reverb checkpoint holds the whole table contents: at full capacity
 on Atari that is gigabytes.
+
+Restarts: a server that dies (even SIGKILL) can be started again with the same command on
+the same port; actors and learner wait for it (`transport.wait_for_replay`, up to their
+`server_timeout_s`) and go on with it: restored from the newest checkpoint in
+--checkpoint_dir (a crash loses what came after it: set --checkpoint_interval_s), or empty
+(the learner then waits for `learning_starts` new transitions).
 """
 
 if __name__ == "__main__":
@@ -126,8 +132,10 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
   from reverb.platform.default import checkpointers  # pylint: disable=import-outside-toplevel
   if port is not None:
     common.check_port_free(port)
+  restoring = False
   if checkpoint_dir:
     os.makedirs(checkpoint_dir, exist_ok=True)
+    restoring = bool(os.listdir(checkpoint_dir))
     checkpointer = checkpointers.DefaultCheckpointer(os.path.abspath(checkpoint_dir))
   else:
     checkpointer = _NoCheckpointer()
@@ -135,6 +143,13 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
   server = reverb.Server(tables=tables, port=port, checkpointer=checkpointer)
   logging.info("Reverb server on port %d: %s, replay %s", server.port, layout,
                settings or apex_replay())
+  if restoring:
+    info = reverb.Client("127.0.0.1:%d" % server.port).server_info(timeout=60)
+    logging.info("Replay restored from the checkpoint in %s: %d transitions, %d weights "
+                 "item(s), %d actor reports.", checkpoint_dir,
+                 info[transport.REPLAY_TABLE].current_size,
+                 info[transport.WEIGHTS_TABLE].current_size,
+                 info[transport.STATS_TABLE].current_size)
   logging.warning(_NETWORK_WARNING, server.port)
   return server
 

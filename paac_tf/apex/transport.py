@@ -32,13 +32,29 @@ older images of the reset stack are written before its newest image; after LAST,
 copies of the final frame pad the stream, so transitions that end early (k < n) still
 have a full window. The transition column is sparse: one stream step per completed
 transition carries it.
+
+Connection faults (used by actor and learner): `wait_for_replay` retries an unreachable
+server with backoff (`ReplayRetry`), logging each retry, and gives up with
+ReplayUnreachableError after a timeout. Reverb's writers reconnect by themselves after the
+server is restarted and resend what was not confirmed; calls without a deadline of their
+own (sample, mutate_priorities, the dataset iterator) wait for the server to come back, so
+they run on helper threads (`CallThread`, `BackgroundSampler`) that the caller waits for
+only as long as it chooses. `Client.insert` is not used: its writer spins a core while
+the server is down (`insert_one` uses a TrajectoryWriter instead).
 """
 import collections
+import concurrent.futures
+import queue
+import socket
+import threading
+import time
 
+from absl import logging
 import gin
 import numpy as np
 import reverb
 import tensorflow as tf
+import tree
 from tf_agents.trajectories import time_step as ts
 
 REPLAY_TABLE = "replay"
@@ -294,21 +310,96 @@ class ReplayMismatchError(RuntimeError):
   """The server at the address is not this run's Ape-X replay."""
 
 
-def check_replay(client, layout, address="", timeout_s=60.0):
-  """Waits up to `timeout_s` for the server; checks it has the Ape-X tables and that its
-  replay signature matches `layout` (same environment, n and frame storage as this
-  process's gin config). Raises ReplayMismatchError with what differs, or
-  TimeoutError if nothing answers."""
-  import time  # pylint: disable=import-outside-toplevel
-  deadline = time.monotonic() + float(timeout_s)
+class ReplayUnreachableError(TimeoutError):
+  """The replay server did not answer for `server_timeout_s`: the process gives up."""
+
+
+class ReplayUnavailableError(RuntimeError):
+  """A call to the replay server failed or did not answer in time (the caller then waits
+  for the server with `wait_for_replay`)."""
+
+
+# Exit status of an actor or learner that gave up on the replay server.
+EXIT_REPLAY_UNREACHABLE = 3
+
+
+@gin.configurable(module="apex")
+class ReplayRetry:
+  """How actors and learner wait for an unreachable replay server.
+
+  Args:
+    initial_s, max_s: the wait after the k-th failed attempt is
+      min(max_s, initial_s * 2 ** (k - 1)): 1, 2, 4, ..., 30, 30, ... seconds.
+    probe_timeout_s: deadline of each attempt (a `server_info` call), in whole seconds.
+  """
+
+  def __init__(self, initial_s=1.0, max_s=30.0, probe_timeout_s=10):
+    self.initial_s = float(initial_s)
+    self.max_s = float(max_s)
+    self.probe_timeout_s = max(1, int(probe_timeout_s))
+
+  def delay(self, attempt):
+    return min(self.max_s, self.initial_s * 2.0 ** (attempt - 1))
+
+
+def one_line(error):
+  return " ".join(str(error).split()) or type(error).__name__
+
+
+def probe(client, address, timeout_s):
+  """The server's table infos. A TCP connection is tried first: it fails at once where
+  nothing listens, while a gRPC call there waits for its whole deadline."""
+  host, _, port = address.rpartition(":")
+  if host and port.isdigit():
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+      pass
+  return client.server_info(timeout=timeout_s)
+
+
+def wait_for_replay(client, address, timeout_s, should_stop=None, retry=None, since=None):
+  """Calls `server_info` until the server answers; returns its table infos.
+
+  After each failed attempt it logs "Replay server at ADDRESS not reachable (attempt k);
+  retrying in X s" and waits X (`ReplayRetry`: 1, 2, 4, ... 30 s). Raises
+  ReplayUnreachableError once `timeout_s` seconds have passed since `since` (a
+  time.monotonic() value; default: now). Returns None as soon as `should_stop()` is true.
+  """
+  retry = retry or ReplayRetry()
+  should_stop = should_stop or (lambda: False)
+  start = time.monotonic() if since is None else since
+  deadline = start + float(timeout_s)
+  attempt = 0
   while True:
+    attempt += 1
+    remaining = deadline - time.monotonic()
     try:
-      info = client.server_info(timeout=max(1, int(min(10, timeout_s))))
-      break
+      return probe(client, address,
+                   max(1, min(retry.probe_timeout_s, int(remaining + 0.999))))
     except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-      if time.monotonic() > deadline:
-        raise TimeoutError("No replay server answers at %s (%s)." % (address, e)) from None
-      time.sleep(1.0)
+      error = e
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+      raise ReplayUnreachableError(
+          "Replay server at %s not reachable for %.0f s (%d attempts; last error: %s); giving "
+          "up (server_timeout_s = %g). Is the replay running there (python -m "
+          "paac_tf.apex.replay --port=PORT --gin_file=...)?" % (
+              address, time.monotonic() - start, attempt, one_line(error),
+              float(timeout_s))) from None
+    delay = min(retry.delay(attempt), remaining)
+    logging.warning("Replay server at %s not reachable (attempt %d); retrying in %.3g s (%s)",
+                    address, attempt, delay, one_line(error))
+    until = time.monotonic() + delay
+    while time.monotonic() < until:
+      if should_stop():
+        return None
+      time.sleep(min(0.2, max(0.0, until - time.monotonic())))
+    if should_stop():
+      return None
+
+
+def check_tables(info, layout, address=""):
+  """Raises ReplayMismatchError unless the server info `info` has the Ape-X tables with
+  the replay signature of `layout`; returns `info`."""
   missing = [t for t in (REPLAY_TABLE, WEIGHTS_TABLE, STATS_TABLE) if t not in info]
   if missing:
     raise ReplayMismatchError("The server at %s has no table(s) %s: it is not an Ape-X replay "
@@ -328,6 +419,186 @@ def check_replay(client, layout, address="", timeout_s=60.0):
         "processes with the same gin config (environment, ReplayLayout)." % (
             address, served, wanted))
   return info
+
+
+def check_replay(client, layout, address="", timeout_s=60.0, should_stop=None, retry=None):
+  """Waits up to `timeout_s` for the server (`wait_for_replay`: retries with backoff, one
+  log line per retry); checks it has the Ape-X tables and that its replay signature
+  matches `layout` (same environment, n and frame storage as this process's gin config).
+  Raises ReplayMismatchError with what differs, or ReplayUnreachableError (a TimeoutError)
+  if nothing answers. Returns the server info, or None if `should_stop()` became true."""
+  info = wait_for_replay(client, address, timeout_s, should_stop=should_stop, retry=retry)
+  if info is None:
+    return None
+  return check_tables(info, layout, address)
+
+
+class CallThread:
+  """Runs calls to the replay server one at a time on a daemon thread, so that the caller
+  waits for them only as long as it chooses.
+
+  Reverb calls without a deadline of their own (`Client.sample`, `mutate_priorities`) block
+  while the server is down and complete once it is back (gRPC waits for the connection);
+  made here, they cannot hang the caller, which sees ReplayUnavailableError instead.
+  """
+
+  def __init__(self, name="replay-calls", check=None):
+    """`check`: optional callable that raises if the server is gone (e.g. `probe`),
+    called every second while a call is waited for, to give up on it early."""
+    self._jobs = queue.SimpleQueue()
+    self._future = None
+    self._check = check
+    self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+    self._thread.start()
+
+  def _run(self):
+    while True:
+      job = self._jobs.get()
+      if job is None:
+        return
+      fn, future = job
+      if not future.set_running_or_notify_cancel():
+        continue
+      try:
+        future.set_result(fn())
+      except BaseException as e:  # pylint: disable=broad-except
+        future.set_exception(e)
+
+  @property
+  def busy(self):
+    return self._future is not None and not self._future.done()
+
+  def wait(self, timeout_s, what="A replay call"):
+    """The result of the last call; ReplayUnavailableError if it is still running after
+    `timeout_s` (it goes on in the background) or failed with a gRPC error."""
+    future = self._future
+    if future is None:
+      return None
+    try:
+      deadline = time.monotonic() + timeout_s
+      while not future.done() and time.monotonic() < deadline:
+        concurrent.futures.wait([future], timeout=min(1.0, deadline - time.monotonic()))
+        if not future.done() and self._check is not None:
+          try:
+            self._check()
+          except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+            raise ReplayUnavailableError("%s: server gone (%s)." % (what, one_line(e))) from e
+      if not future.done():
+        raise ReplayUnavailableError("%s did not complete within %.0f s." % (what, timeout_s))
+      self._future = None
+      return future.result()
+    except (RuntimeError, reverb.errors.ReverbError) as e:
+      if isinstance(e, ReplayUnavailableError):
+        raise
+      raise ReplayUnavailableError("%s failed: %s" % (what, one_line(e))) from e
+
+  def start(self, fn):
+    """Queues `fn()` (after any call still running); returns its concurrent Future."""
+    future = concurrent.futures.Future()
+    self._future = future
+    self._jobs.put((fn, future))
+    return future
+
+  def submit(self, fn, timeout_s, what="A replay call"):
+    """Starts `fn()` once the previous call is done (waiting up to `timeout_s` for it)."""
+    self.wait(timeout_s, what)
+    return self.start(fn)
+
+  def call(self, fn, timeout_s, what="A replay call"):
+    """`fn()`'s result, waiting at most `timeout_s` for the previous call and for this one."""
+    self.submit(fn, timeout_s, what)
+    return self.wait(timeout_s, what)
+
+  def close(self):
+    """Ends the thread after its current call (which may still be waiting for a server)."""
+    self._jobs.put(None)
+
+
+def insert_one(client, data, table, priority=1.0, timeout_s=None):
+  """Inserts `data` as one item of `table` through a TrajectoryWriter (unlike
+  `Client.insert`, whose writer spins a core while the server is down). Returns the
+  writer if the server has not confirmed the item within `timeout_s` (the writer keeps
+  trying: `flush` it later, or `close` it to drop the item), else None."""
+  writer = client.trajectory_writer(num_keep_alive_refs=1)
+  writer.append(data)
+  writer.create_item(table, float(priority),
+                     tree.map_structure(lambda column: column[-1:], writer.history))
+  try:
+    writer.flush(timeout_ms=None if timeout_s is None else max(1, int(1000 * timeout_s)))
+  except reverb.errors.DeadlineExceededError:
+    return writer
+  except Exception:
+    writer.close()
+    raise
+  writer.close()
+  return None
+
+
+class BackgroundSampler:
+  """Batches of a replay pipeline, pulled on a daemon thread.
+
+  The iterator of a `reverb.TrajectoryDataset` whose server is gone blocks without a
+  deadline (and resumes once the server is back); pulled here, `get` returns None after
+  `timeout_s` instead, so the learner keeps control (stop requests, actor reports, a lost
+  server). A pipeline that ends (the rate limiter held samples back for its
+  `rate_limiter_timeout_ms`) is replaced by a new one.
+  """
+
+  def __init__(self, make_dataset, queue_size=1, name="replay-sampler"):
+    self._make_dataset = make_dataset
+    self._queue = queue.Queue(maxsize=max(1, int(queue_size)))
+    self._stop = threading.Event()
+    self._error = None
+    self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+    self._thread.start()
+
+  def _run(self):
+    try:
+      while not self._stop.is_set():
+        iterator = iter(self._make_dataset())
+        try:
+          for batch in iterator:
+            while not self._stop.is_set():
+              try:
+                self._queue.put(batch, timeout=0.2)
+                break
+              except queue.Full:
+                pass
+            if self._stop.is_set():
+              return
+        except (tf.errors.OutOfRangeError, tf.errors.DeadlineExceededError):
+          pass   # rate-limited for rate_limiter_timeout_ms: a new pipeline
+        finally:
+          iterator = None
+    except Exception as e:  # pylint: disable=broad-except
+      self._error = e
+
+  def get(self, timeout_s):
+    """The next batch, or None if none came within `timeout_s`. If the pipeline failed:
+    ReplayUnavailableError for a gRPC `unavailable` error, else the pipeline's error."""
+    try:
+      if self._error is None:
+        return self._queue.get(timeout=timeout_s)
+    except queue.Empty:
+      pass
+    error = self._error
+    if error is None:
+      return None
+    if isinstance(error, (tf.errors.UnavailableError, tf.errors.CancelledError)):
+      raise ReplayUnavailableError("Sampling failed: %s" % one_line(error)) from error
+    raise error
+
+  def close(self, wait_s=0.0):
+    """Stops pulling; waits up to `wait_s` for the thread (one blocked on a lost server
+    stays until the server is back, then ends). True if the thread has ended."""
+    self._stop.set()
+    try:
+      while True:
+        self._queue.get_nowait()
+    except queue.Empty:
+      pass
+    self._thread.join(timeout=wait_s)
+    return not self._thread.is_alive()
 
 
 def replay_dataset(server_address, layout, batch_size, table=REPLAY_TABLE, prefetch=2,

@@ -2,14 +2,21 @@
 
 TF's V2 checkpoint format writes the data under a temporary name and renames it, and
 `CheckpointManager` rewrites its index file atomically, so a crash while saving leaves
-the previous checkpoint in place. On resume the newest checkpoint that restores cleanly
-is used; a truncated or corrupt one is reported and skipped (never deleted).
+the previous checkpoint in place. A save that fails (disk full, quota, file-size limit, I/O
+error) removes what it left half-written (TF's `<prefix>_temp/` folder, unreferenced
+`<prefix>.*` files, temporary index files) and raises a `UserError` naming the previous
+checkpoint, which stays the latest and intact (its index is read back to check). On
+resume the newest checkpoint that restores cleanly is used; a truncated or corrupt one is
+reported and skipped (never deleted).
 A `run_config.json` beside the checkpoints records what the run was made with (algorithm,
 environment, network); resuming with another configuration is refused before anything is
 touched.
 """
+import glob
 import json
 import os
+import re
+import shutil
 
 from absl import logging
 import tensorflow as tf
@@ -49,9 +56,54 @@ class Checkpointer:
     self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=max_to_keep)
 
   def save(self, step):
-    path = self.manager.save(checkpoint_number=int(step))
+    """Saves checkpoint `step`; on a failed write cleans up and raises a one-line UserError."""
+    prefix = os.path.abspath(os.path.join(self.directory, "ckpt-%d" % int(step)))
+    try:
+      path = self.manager.save(checkpoint_number=int(step))
+    except (OSError, tf.errors.OpError) as e:
+      raise self._save_failed(prefix, e) from None
     logging.info("Saved checkpoint %s", path)
     return path
+
+  def _save_failed(self, prefix, error):
+    """Removes the partial files of a failed save of `prefix`; returns the error to raise."""
+    state = tf.train.get_checkpoint_state(self.directory)
+    on_disk = [] if state is None else list(state.all_model_checkpoint_paths)
+    on_disk = [os.path.abspath(os.path.join(self.directory, p)) for p in on_disk]
+    removed = []
+    leftovers = glob.glob(glob.escape(prefix) + "_temp*") + glob.glob(
+        os.path.join(glob.escape(self.directory), "checkpoint.tmp*"))
+    if prefix not in on_disk:  # never referenced: half-written, or complete but unrecorded
+      leftovers += glob.glob(glob.escape(prefix) + ".index") + glob.glob(
+          glob.escape(prefix) + ".data-*")
+    for leftover in leftovers:
+      try:
+        if os.path.isdir(leftover):
+          shutil.rmtree(leftover)
+        else:
+          os.remove(leftover)
+        removed.append(os.path.basename(leftover))
+      except OSError as e:
+        logging.warning("Could not remove %s after the failed save: %s", leftover, e)
+    if removed:
+      logging.info("Removed after the failed save: %s", ", ".join(sorted(removed)))
+    reason = _short_reason(error)
+    space = re.search(r"no space|too large|quota|ENOSPC|EFBIG|EDQUOT", reason, re.I)
+    what = "%s%s" % ("disk full? " if space else "", reason)
+    if on_disk and on_disk[-1] == prefix:
+      kept = "checkpoint %s was written completely and is the latest" % prefix
+    elif on_disk:
+      try:
+        tf.train.load_checkpoint(on_disk[-1])
+        kept = "the previous checkpoint %s is intact and still the latest" % on_disk[-1]
+      except Exception as e:  # pylint: disable=broad-except
+        kept = "the previous checkpoint %s could not be read back either (%s)" % (
+            on_disk[-1], _short_reason(e))
+    else:
+      kept = "no earlier checkpoint exists in %s" % self.directory
+    return errors.UserError(
+        "Could not write checkpoint %s (%s); %s. %s, then rerun with the same --root_dir to "
+        "resume." % (prefix, what, kept, "Free disk space" if space else "Fix the cause"))
 
   def restore_latest(self):
     """Restores the newest checkpoint that loads; returns its path or None if none exists."""
@@ -79,3 +131,15 @@ class Checkpointer:
     raise errors.UserError(
         "No checkpoint in %s could be read (%s). Move the directory aside and start a new run."
         % (self.directory, ", ".join(failures)))
+
+
+def _short_reason(error):
+  """The cause alone: `File too large` from TF's
+  `{{function_node ...}} /path/x.tempstate123; File too large [Op:SaveV2]`."""
+  if isinstance(error, OSError) and error.strerror:
+    return error.strerror
+  text = (getattr(error, "message", None) or str(error) or type(error).__name__).strip()
+  text = text.splitlines()[0] if text else type(error).__name__
+  text = re.sub(r"^\{\{[^}]*\}\}\s*", "", text)
+  text = re.sub(r"\s*\[Op:[^\]]*\]$", "", text)
+  return text.rsplit("; ", 1)[-1].strip() or type(error).__name__

@@ -1,15 +1,19 @@
 r"""Measures speed on this machine, each loop side by side with its limits, in one run.
 
-  python -m paac_tf.tools.benchmark --quick            # about two minutes
+  python -m paac_tf.tools.benchmark --quick            # about four minutes
   python -m paac_tf.tools.benchmark --output_dir=results/benchmark
 
 Parts, each in its own subprocess (so that peak RSS is per part and one part cannot slow
 another): (a) Atari env-only agent steps/s with random actions, vector and portable paths;
 (b) compiled action selection alone, observations/s at batch n_e; (c) compiled train step
 alone, samples/s at batch n_e * t_max, arch_nips and arch_nature, with and without XLA;
-(d) the full PAAC training loop, agent steps/s, plain and pipelined; (e) Ape-X (actor into
-Reverb, learner from Reverb) when available. The table gives the full loop as a ratio of
-the serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone.
+(d) the full PAAC training loop, agent steps/s, plain and pipelined; (e) Ape-X
+(`paac_tf.apex.benchmark.measure`: the actors' emulator alone, actors writing to a real
+Reverb server, the learner sampling from it, its train step alone, bytes per stored
+transition, peak RSS per process). The table gives the full PAAC loop as a ratio of the
+serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone; Ape-X's
+actors per process as a ratio of the emulator alone on one core, and its learner as a
+ratio of its train step alone.
 Machines are shared and vary from run to run: compare ratios from one run, not figures
 across runs.
 """
@@ -25,11 +29,12 @@ from absl import app
 from absl import flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_bool("quick", False, "About two minutes: fewer sizes, shorter timings.")
+flags.DEFINE_bool("quick", False, "About four minutes: fewer sizes, shorter timings.")
 flags.DEFINE_string("output_dir", None, "Writes benchmark.json and benchmark.md there.")
 flags.DEFINE_string("game", "Pong", "Atari game.")
 flags.DEFINE_integer("num_envs", 32, "n_e of the act / train / loop parts.")
 flags.DEFINE_integer("t_max", 5, "Rollout length.")
+flags.DEFINE_string("apex_gin_file", "apex_atari.gin", "Ape-X config of the 'apex' part.")
 flags.DEFINE_string("part", None, "Internal: run one part and print its JSON.")
 flags.DEFINE_string("args", "{}", "Internal: JSON arguments of --part.")
 
@@ -120,12 +125,10 @@ def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, netwo
     env.close()
 
 
-def part_apex(game, seconds):
-  try:
-    from paac_tf.apex import benchmark as apex_benchmark  # pylint: disable=import-outside-toplevel
-  except ImportError:
-    return {"skipped": "paac_tf.apex.benchmark not available"}
-  return apex_benchmark.measure(game, seconds)
+def part_apex(game, quick, gin_file="apex_atari.gin", **overrides):
+  """Ape-X: see paac_tf/apex/benchmark.py (overrides: num_actors, *_seconds)."""
+  from paac_tf.apex import benchmark as apex_benchmark  # pylint: disable=import-outside-toplevel
+  return apex_benchmark.measure(quick=quick, game=game, gin_file=gin_file, **overrides)
 
 
 PARTS = {"env": part_env, "act": part_act, "train": part_train, "loop": part_loop,
@@ -145,12 +148,13 @@ def _run_part(name, **kwargs):
   result.update({"part": name, **kwargs})
   label = " ".join("%s=%s" % kv for kv in kwargs.items() if kv[0] not in ("seconds", "game"))
   shown = {k: (round(v, 1) if isinstance(v, float) else v) for k, v in result.items()
-           if k not in kwargs and k != "part"}
+           if k not in kwargs and k != "part" and (
+               name != "apex" or k.endswith(("_per_second", "error")) or k.startswith("skip"))}
   print("  %-6s %-60s %s" % (name, label, shown), flush=True)
   return result
 
 
-def run_all(quick, game, num_envs, t_max):
+def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
   s = 6 if quick else 20
   results = []
   print("Benchmarking on %s (%d cores)..." % (platform.processor() or platform.machine(),
@@ -170,7 +174,7 @@ def run_all(quick, game, num_envs, t_max):
   for groups, overlap in loops:
     results.append(_run_part("loop", game=game, num_envs=num_envs, t_max=t_max,
                              num_groups=groups, overlap_learner=overlap, seconds=2 * s))
-  results.append(_run_part("apex", game=game, seconds=2 * s))
+  results.append(_run_part("apex", game=game, quick=quick, gin_file=apex_gin_file))
   return results
 
 
@@ -190,6 +194,11 @@ def summarize(results, num_envs):
   for r in results:
     if "error" in r or "skipped" in r:
       lines.append("| %s %s | %s | |" % (r["part"], _label(r), r.get("error") or r.get("skipped")))
+      continue
+    if r["part"] == "apex":
+      lines.append("| apex %s actors=%s | %.0f actor frames/s, %.1f learner batches/s | %.0f |" % (
+          r.get("env_name", ""), r.get("num_actors"), r.get("actor_frames_per_second", 0.0),
+          r.get("learner_batches_per_second", 0.0), r.get("peak_rss_mb", float("nan"))))
       continue
     rate_key = next(k for k in r if k.endswith("_per_s"))
     lines.append("| %s %s | %.0f %s | %.0f |" % (r["part"], _label(r), r[rate_key],
@@ -212,7 +221,50 @@ def summarize(results, num_envs):
                                    "vs_env": r["steps_per_s"] / env["steps_per_s"]}
         lines.append("| %s | %.0f | %.2f | %.2f |" % (name, r["steps_per_s"], ratio,
                                                      r["steps_per_s"] / env["steps_per_s"]))
+  apex = _find(results, "apex")
+  if apex and "skipped" not in apex:
+    apex_lines, summary["apex"] = _apex_table(apex)
+    lines += [""] + apex_lines
   return "\n".join(lines) + "\n", summary
+
+
+def _apex_table(r):
+  """Ape-X's rates beside their limits (see paac_tf/apex/benchmark.py)."""
+  g = lambda key: r.get(key, float("nan"))   # pylint: disable=unnecessary-lambda-assignment
+  mb = lambda key: g(key) / 2 ** 20          # pylint: disable=unnecessary-lambda-assignment
+  n = r.get("num_actors", 1)
+  per_actor = g("actor_agent_steps_per_second") / n
+  lines = [
+      "Ape-X on %s, %s actor process(es) of %s environments, %s (replay: %s)." % (
+          r.get("env_name"), n, r.get("emulator_num_envs"), r.get("layout"),
+          "rate limiter off"),
+      "",
+      "| Ape-X | measured | limit | ratio |", "|---|---:|---:|---:|",
+      "| actor, per process | %.0f agent steps/s (%.0f frames/s) | emulator alone on one core: "
+      "%.0f steps/s | %.2f |" % (per_actor, per_actor * r.get("frames_per_agent_step", 1),
+                                   g("emulator_agent_steps_per_second"),
+                                   g("actor_vs_emulator_per_core")),
+      "| actor, per CPU second | %.0f agent steps | emulator alone: %.0f steps | %.2f |" % (
+          g("actor_agent_steps_per_cpu_second"), g("emulator_agent_steps_per_cpu_second"),
+          g("actor_vs_emulator_per_cpu_second")),
+      "| all actors | %.0f agent steps/s, %.0f frames/s, %.0f inserts/s (%.2f cores) | | |" % (
+          g("actor_agent_steps_per_second"), g("actor_frames_per_second"),
+          g("inserts_per_second"), g("actor_cpu_cores_used")),
+      "| learner, sampling from Reverb | %.2f batches/s (%.0f samples/s; Reverb: %.0f "
+      "samples/s) | train step alone: %.2f batches/s | %.2f |" % (
+          g("learner_batches_per_second"), g("learner_samples_per_second"),
+          g("replay_samples_per_second"), g("train_step_batches_per_second"),
+          g("learner_vs_train_step")),
+      "| bytes per stored transition | %.0f (replay RSS growth), %.0f (Reverb checkpoint) | "
+      "%.0f if each item copied its frames; one frame: %.0f | |" % (
+          g("replay_rss_bytes_per_item"), g("replay_checkpoint_bytes_per_item"),
+          g("item_bytes_if_frames_copied"), g("raw_frame_bytes")),
+      "| peak RSS (MB) | replay %.0f, largest actor %.0f, learner %.0f | | |" % (
+          mb("replay_peak_rss_bytes"), mb("actor_peak_rss_bytes"), mb("learner_peak_rss_bytes")),
+  ]
+  summary = {k: r[k] for k in ("actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
+                               "learner_vs_train_step") if k in r}
+  return lines, summary
 
 
 def _label(r):
@@ -229,7 +281,7 @@ def main(argv):
     print(json.dumps(result))
     return
   start = time.time()
-  results = run_all(FLAGS.quick, FLAGS.game, FLAGS.num_envs, FLAGS.t_max)
+  results = run_all(FLAGS.quick, FLAGS.game, FLAGS.num_envs, FLAGS.t_max, FLAGS.apex_gin_file)
   table, summary = summarize(results, FLAGS.num_envs)
   print()
   print(table)

@@ -29,7 +29,9 @@ RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: age
 EPISODE_LENGTH = "Metrics/AverageEpisodeLength"
 STEPS_PER_SECOND = "Perf/steps_per_second"
 _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their parent
-_SKIP_DIRS = ("variables", "assets", "__pycache__")   # SavedModel internals
+# SavedModel internals, and an Ape-X run's per-actor summaries (actors/actor_i): they belong
+# to that run, whose curve is the learner's train/ (it aggregates the actors' episodes).
+_SKIP_DIRS = ("variables", "assets", "__pycache__", "actors")
 
 
 @dataclasses.dataclass(frozen=True)
