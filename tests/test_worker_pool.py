@@ -277,6 +277,8 @@ def test_ctrl_c_during_a_step_closes_the_environment():
   env = ParallelBatchedPyEnvironment(scripted_fns(2, fail_index=0, fail_at=1, mode="slow"), 2)
   pids = env.worker_pids
   env.reset()
+  # Python's own Ctrl-C behaviour, whatever handler an earlier test in this process left.
+  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
   timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
   timer.start()
   try:
@@ -284,6 +286,7 @@ def test_ctrl_c_during_a_step_closes_the_environment():
       env.step(np.zeros(2, np.int64))
   finally:
     timer.cancel()
+    signal.signal(signal.SIGINT, previous)
   assert_gone(pids)
   with pytest.raises(RuntimeError, match="closed.*interrupted while stepping"):
     env.step(np.zeros(2, np.int64))
