@@ -319,6 +319,7 @@ def _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, e
       "action_selection": ("argmax" if greedy else
                            "sample" if algorithm == "paac" else "epsilon_greedy"),
       "train_step": int(meta["train_step"]),
+      "train_step_unit": "agent_steps",   # one agent step = frameskip frames on Atari
       "version": int(version),
       "model_name": os.path.basename(os.path.normpath(base_dir)),
       "num_actions": int(policy.action_spec.maximum) + 1,

@@ -2,6 +2,10 @@
 import os
 import subprocess
 import sys
+import time
+
+import psutil
+import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -16,3 +20,18 @@ def run_module(module, *args, timeout=600, env=None, cwd=REPO):
   full_env.update(env or {})
   return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
                         capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def no_new_children():
+  """After the test, no child process it started is left (children that existed before,
+  e.g. a multiprocessing fork server of another test file, are not its business)."""
+  before = {p.pid for p in psutil.Process().children(recursive=True)}
+  yield
+  deadline = time.monotonic() + 10
+  while True:
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    if not left or time.monotonic() > deadline:
+      break
+    time.sleep(0.2)
+  assert not left, "left behind: %s" % [(p.pid, p.cmdline()) for p in left]

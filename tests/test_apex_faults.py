@@ -28,18 +28,7 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 GIN = "--gin_file=apex_cartpole.gin"
 
 
-@pytest.fixture(autouse=True)
-def no_new_children():
-  """After each test, no child process it started is left."""
-  before = {p.pid for p in psutil.Process().children(recursive=True)}
-  yield
-  deadline = time.monotonic() + 10
-  while True:
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    if not left or time.monotonic() > deadline:
-      break
-    time.sleep(0.2)
-  assert not left, "left behind: %s" % [(p.pid, p.cmdline()) for p in left]
+pytestmark = pytest.mark.usefixtures("no_new_children")
 
 
 class _Processes:

@@ -19,19 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 
 
-@pytest.fixture(autouse=True)
-def no_new_children():
-  """After each test, no child process it started is left (children that existed before,
-  e.g. a multiprocessing fork server of another test file, are not its business)."""
-  before = {p.pid for p in psutil.Process().children(recursive=True)}
-  yield
-  deadline = time.monotonic() + 10
-  while True:
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    if not left or time.monotonic() > deadline:
-      break
-    time.sleep(0.2)
-  assert not left, "left behind: %s" % [(p.pid, p.cmdline()) for p in left]
+pytestmark = pytest.mark.usefixtures("no_new_children")
 
 
 def _start(args, log_path):
@@ -235,7 +223,11 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
   the replay is checkpointed at the end and restored by the rerun."""
   root = tmp_path / "run"
   results = []
-  for total in (5000, 10000):
+  for run in range(2):
+    # Actors report steps while the learner starts (and, on the rerun, restores), so a run
+    # overshoots its bound; the rerun's bound leaves room beyond the rate limiter's error
+    # buffer (~2,000 inserts before it blocks the actors) for learner steps.
+    total = 5000 if run == 0 else results[0][0]["env_steps"] + 8000
     log_path = tmp_path / ("train_%d.log" % total)
     launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
                        "--gin_bindings=train_eval.total_steps=%d" % total,
@@ -258,6 +250,6 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
   restored = re.search(r"Replay restored from the checkpoint in .*replay_checkpoint: (\d+) "
                        r"transitions, 1 weights item", text)
   assert restored and int(restored.group(1)) > 1000, text[-4000:]
-  assert second["reason"] == "done" and second["env_steps"] >= 10000, second
+  assert second["reason"] == "done" and second["env_steps"] >= first["env_steps"] + 8000, second
   assert second["learner_steps"] > first["learner_steps"], (first, second)
   assert second["episodes"] > first["episodes"]

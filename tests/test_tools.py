@@ -94,10 +94,10 @@ def fixture_workspace(tmp_path):
   pong = _make_paac_run(str(tmp_path / "runs" / "pong_paac"))
   policy = os.path.join(pong, "policies", "pong", "80000")
   _write_json(os.path.join(policy + "-eval", "eval.json"),
-              _eval_json("Pong", PONG_RETURNS, 500, policy))
+              _eval_json("Pong", PONG_RETURNS, 80000, policy))
   older = os.path.join(pong, "policies", "pong", "32000")
   _write_json(os.path.join(older + "-eval", "eval.json"),
-              _eval_json("Pong", [-20.0] * 30, 200, older))
+              _eval_json("Pong", [-20.0] * 30, 32000, older))
 
   seaquest = str(tmp_path / "runs" / "seaquest_apex")
   _write_scalars(os.path.join(seaquest, "train"), {
@@ -108,8 +108,8 @@ def fixture_workspace(tmp_path):
 
   boxing = str(tmp_path / "results" / "boxing_paac")
   _write_json(os.path.join(boxing, "eval.json"),
-              _eval_json("BoxingNoFrameskip-v4", BOXING_RETURNS, 9000,
-                         "/elsewhere/boxing/policies/boxing/40000000", algorithm="paac"))
+              _eval_json("BoxingNoFrameskip-v4", BOXING_RETURNS, 10000000,
+                         "/elsewhere/boxing/policies/boxing/10000000", algorithm="paac"))
   _write_json(os.path.join(boxing, compare.RUN_INFO),
               {"command": "python -m paac_tf.train --gin_file=atari.gin",
                "wall_time_s": 7200, "hardware": "1x H200, 16 cores",
@@ -225,7 +225,7 @@ def test_compare_table_numbers(workspace):
   assert pong[col("Ape-X paper (no-op starts, 22.8B frames)")] == "20.9"
   assert pong[col("sb3 A2C @10M steps (40M frames)")] == "17.3"
   assert pong[col("RLlib Ape-X @10M steps (40M frames)")] == "—"
-  # The evaluated policy (update 500) was trained for 500 x 32 x 5 agent steps, x 4 frames.
+  # The evaluated policy was trained for 80,000 agent steps (its train_step), x 4 frames.
   assert pong[col("Frames trained")] == "320k frames"
   assert pong[col("Algorithm")] == "PAAC (arch_nips)"
 
@@ -268,12 +268,27 @@ def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
   run = str(workspace / "runs" / "pong_paac")
   policy = os.path.join(run, "policies", "pong", "96000")
   _write_json(str(workspace / "elsewhere" / "pong" / "eval.json"),
-              _eval_json("Pong", [21.0] * 30, 600, policy))
+              _eval_json("Pong", [21.0] * 30, 96000, policy))
   results = compare.collect([run, str(workspace / "elsewhere"), run])
   assert len(results) == 1
   (pong,) = results
   assert pong.score[0] == 21.0 and pong.agent_steps == 600 * N_E * T_MAX
   assert pong.run_events is not None and len(pong.other_evals) == 2
+
+
+def test_compare_reads_train_step_in_agent_steps_or_in_updates_when_told(tmp_path):
+  run = _make_paac_run(str(tmp_path / "pong_paac"))
+  policy = os.path.join(run, "policies", "pong", "96000")
+  path = os.path.join(policy + "-eval", "eval.json")
+  # An evaluation without a unit (older exports): agent steps, like every paac_tf export.
+  _write_json(path, _eval_json("Pong", [21.0] * 30, 96000, policy))
+  (pong,) = compare.collect([run])
+  assert pong.agent_steps == 96000 and pong.frames == 4 * 96000
+  # A policy saved by code that counts learner updates: mapped through the summaries
+  # (update 250 lies between the logged updates 200 and 300).
+  _write_json(path, _eval_json("Pong", [21.0] * 30, 250, policy, train_step_unit="updates"))
+  (pong,) = compare.collect([run])
+  assert pong.agent_steps == 250 * N_E * T_MAX and "update 250" in pong.steps_source
 
 
 def test_compare_errors(workspace, tmp_path):

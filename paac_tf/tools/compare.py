@@ -363,8 +363,16 @@ def _fill_budget(result, run_config):
     result.run_frames = float(result.run_agent_steps * per_step)
   # The evaluated policy.
   policy_steps = None
-  train_step = _number((result.evaluation or {}).get("train_step"))
-  if train_step is not None:
+  evaluation = result.evaluation or {}
+  train_step = _number(evaluation.get("train_step"))
+  # paac_tf's exports record the agent steps a policy was trained for ("train_step_unit":
+  # "agent_steps"; older exports did not say so but meant the same). An evaluation of a
+  # policy saved by other code may count learner updates instead ("updates").
+  unit = evaluation.get("train_step_unit") or "agent_steps"
+  if train_step is not None and unit == "agent_steps":
+    policy_steps = int(train_step)
+    source = "the evaluated policy's train_step (agent steps)"
+  elif train_step is not None and unit == "updates":
     if run_events is not None:
       policy_steps = run_events.env_steps_at_update(int(train_step))
       source = "the evaluated policy's update %d, from the training summaries" % train_step
@@ -684,7 +692,7 @@ def source_lines(result):
     parts.append("command: `%s`" % result.command.replace("`", "'"))
   parts.extend(result.notes)
   return "- %s (`%s`): %s." % (result.label or result.name, _display_path(result.root),
-                               "; ".join(parts))
+                               "; ".join(parts).rstrip("."))
 
 
 def generated_line(command):
