@@ -374,7 +374,9 @@ APEX_KEYS = ("emulator_agent_steps_per_second", "emulator_agent_steps_per_cpu_se
              "replay_samples_per_second", "train_step_batches_per_second",
              "replay_peak_rss_bytes", "actor_peak_rss_bytes", "learner_peak_rss_bytes",
              "actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
-             "learner_vs_train_step")
+             "act_observations_per_second", "act_observations_per_cpu_second",
+             "actor_serial_bound_per_cpu_second", "actor_serial_bound_vs_emulator",
+             "actor_vs_serial_bound_per_cpu_second", "learner_vs_train_step")
 
 
 def test_benchmark_table_shows_apex_rates_beside_their_limits():
@@ -394,7 +396,10 @@ apex = {"part": "apex", "game": "Pong", "quick": True, "env_name": "Pong", "num_
         "raw_frame_bytes": 7056, "replay_peak_rss_bytes": 2 ** 30,
         "actor_peak_rss_bytes": 2 ** 29, "learner_peak_rss_bytes": 2 ** 31,
         "actor_vs_emulator_per_core": 0.7, "actor_vs_emulator_per_cpu_second": 0.7,
-        "learner_vs_train_step": 0.75, "peak_rss_mb": 3000.0}
+        "learner_vs_train_step": 0.75, "peak_rss_mb": 3000.0,
+        "act_batch_size": 16, "act_observations_per_cpu_second": 3300.0,
+        "actor_serial_bound_per_cpu_second": 825.0, "actor_serial_bound_vs_emulator": 0.75,
+        "actor_vs_serial_bound_per_cpu_second": 770.0 / 825.0}
 table, summary = benchmark.summarize([apex], 32)
 print(json.dumps({"table": table, "summary": summary}))
 '''
@@ -406,12 +411,17 @@ print(json.dumps({"table": table, "summary": summary}))
   assert "| apex Pong actors=2 | 5600 actor frames/s, 3.0 learner batches/s | 3000 |" in table
   assert ("| actor, per process | 700 agent steps/s (2800 frames/s) | emulator alone on one "
           "core: 1000 steps/s | 0.70 |") in table
+  assert ("| actor, per CPU second | 770 agent steps | its serial bound, emulator + action "
+          "selection alone (3300 obs per CPU second at batch 16): 825 steps = 0.75 of the "
+          "emulator | 0.93 |") in table
   assert "train step alone: 4.00 batches/s | 0.75 |" in table
   assert ("| bytes per stored transition | 1300 (replay RSS growth), 250 (Reverb checkpoint)"
           in table)
   assert "| peak RSS (MB) | replay 1024, largest actor 512, learner 2048 |" in table
   assert out["summary"]["apex"] == {"actor_vs_emulator_per_core": 0.7,
                                     "actor_vs_emulator_per_cpu_second": 0.7,
+                                    "actor_serial_bound_vs_emulator": 0.75,
+                                    "actor_vs_serial_bound_per_cpu_second": 770.0 / 825.0,
                                     "learner_vs_train_step": 0.75}
 
 
@@ -432,5 +442,10 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
   assert result["learner_batch_size"] == 64   # apex_cartpole.gin
   # Samples the server counted are the learner's batches (plus prefetch in flight).
   assert result["replay_samples_per_second"] >= 0.9 * result["learner_samples_per_second"]
+  emulator, act = (result["emulator_agent_steps_per_cpu_second"],
+                   result["act_observations_per_cpu_second"])
+  assert result["actor_serial_bound_per_cpu_second"] == pytest.approx(
+      1 / (1 / emulator + 1 / act))
+  assert result["act_batch_size"] == 8   # apex_cartpole.gin's apex_actor.num_envs
   assert result["learner_vs_train_step"] == pytest.approx(
       result["learner_batches_per_second"] / result["train_step_batches_per_second"])

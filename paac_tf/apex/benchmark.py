@@ -7,6 +7,11 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 1. Emulator alone: the actors' batched environment (`apex_actor.num_envs`,
    `apex_actor.num_workers`) stepped with random actions in this process: agent steps/s
    on one core (wall clock, and per CPU second). The actor's limit per core.
+   The actor's action selection alone: its network's compiled forward pass on a batch
+   of `apex_actor.num_envs` observations with the actor's TF threads, in a process of its
+   own: observations per CPU second. With the emulator's per CPU second, the actor's
+   serial bound 1 / (1/emulator + 1/act): what an actor could do per CPU second if it
+   wrote nothing to the replay.
 2. A replay server runs as its own process (`python -m paac_tf.apex.replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
@@ -23,7 +28,8 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    batches/s and samples/s (the server's count).
 5. The same compiled step alone, on one batch kept in memory, for `train_seconds`:
    batches/s, the learner's limit.
-Ratios: actor / emulator per core (per actor process), learner / train step alone.
+Ratios: actor / emulator per core (per actor process) and per CPU second, actor / its
+serial bound per CPU second, learner / train step alone.
 Peak RSS (VmHWM) of the replay server, of the largest actor and of this process (learner).
 Prints one line per result (and JSON with --json_out).
 """
@@ -108,10 +114,10 @@ def _cpu_seconds(pids):
 
 
 # Seconds of each measurement: quick (the tools benchmark's --quick) and full.
-QUICK = {"emulator_seconds": 5.0, "actor_seconds": 15.0, "learner_seconds": 15.0,
-         "train_seconds": 8.0}
-FULL = {"emulator_seconds": 20.0, "actor_seconds": 60.0, "learner_seconds": 60.0,
-        "train_seconds": 30.0}
+QUICK = {"emulator_seconds": 5.0, "act_seconds": 5.0, "actor_seconds": 15.0,
+         "learner_seconds": 15.0, "train_seconds": 8.0}
+FULL = {"emulator_seconds": 20.0, "act_seconds": 20.0, "actor_seconds": 60.0,
+        "learner_seconds": 60.0, "train_seconds": 30.0}
 
 
 def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
@@ -155,6 +161,17 @@ def _ratios(results):
     ratios["actor_vs_emulator_per_cpu_second"] = (
         results["actor_agent_steps_per_cpu_second"] /
         results["emulator_agent_steps_per_cpu_second"])
+  act = results.get("act_observations_per_cpu_second")
+  emulator_cpu = results.get("emulator_agent_steps_per_cpu_second")
+  if act and emulator_cpu:
+    # What an actor could do per CPU second if it only stepped its environments and
+    # selected actions, one after the other (no replay writes, priorities or n-step work).
+    bound = 1.0 / (1.0 / emulator_cpu + 1.0 / act)
+    ratios["actor_serial_bound_per_cpu_second"] = bound
+    ratios["actor_serial_bound_vs_emulator"] = bound / emulator_cpu
+    if results.get("actor_agent_steps_per_cpu_second"):
+      ratios["actor_vs_serial_bound_per_cpu_second"] = (
+          results["actor_agent_steps_per_cpu_second"] / bound)
   if results.get("learner_batches_per_second") and results.get(
       "train_step_batches_per_second"):
     ratios["learner_vs_train_step"] = (results["learner_batches_per_second"] /
@@ -204,7 +221,8 @@ class _Observer:
             info.rate_limiter_info.insert_stats.completed, info.current_size)
 
 
-def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0):
+def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0,
+        act_seconds=20.0):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import launcher  # pylint: disable=import-outside-toplevel
@@ -226,6 +244,8 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   config_file = os.path.join(work_dir, "config.gin")
   with open(config_file, "w") as f:
     f.write(gin.config_str())
+  if act_seconds > 0:
+    results.update(_measure_act(config_file, act_seconds, work_dir))
   port = _free_port()
   address = "127.0.0.1:%d" % port
   no_limit = ["apex_replay.learning_starts = 1", "apex_replay.error_buffer = 1e15"]
@@ -321,6 +341,53 @@ def _tail(path, lines=5):
   except OSError:
     return "(no log %s)" % path
   return " | ".join(l.strip() for l in text.splitlines()[-lines:] if l.strip())
+
+
+def _measure_act(config_file, seconds, work_dir):
+  """The actor's action selection alone (its network's compiled forward pass on a batch of
+  `apex_actor.num_envs` observations, with the actor's TF threads), in a process of its
+  own as the thread setting must come before TF starts: observations/s and per CPU
+  second."""
+  out = os.path.join(work_dir, "act.json")
+  code = ("import sys; from paac_tf.apex import benchmark; "
+          "benchmark._act_worker(sys.argv[1], float(sys.argv[2]), sys.argv[3])")
+  log_path = os.path.join(work_dir, "act.log")
+  with open(log_path, "wb") as log:
+    proc = subprocess.run([sys.executable, "-c", code, config_file, str(seconds), out],
+                          stdout=log, stderr=subprocess.STDOUT, check=False,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  if proc.returncode != 0:
+    raise errors.UserError("Measuring the actor's action selection failed: %s"
+                           % _tail(log_path))
+  with open(out) as f:
+    return json.load(f)
+
+
+def _act_worker(config_file, seconds, out):
+  from paac_tf.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
+  common.parse_gin([config_file], [])
+  common.set_tf_threads(int(common.configured("apex_actor.tf_threads", 1)))
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  num_envs = int(common.configured("apex_actor.num_envs", 16))
+  observation_spec, num_actions = common.environment_specs(common.env_name_or_configured(None))
+  network = weights.build_q_network(num_actions, observation_spec)
+  q_function = tf.function(network).get_concrete_function(
+      tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
+  rng = np.random.default_rng(0)
+  dtype = np.dtype(getattr(observation_spec.dtype, "as_numpy_dtype", observation_spec.dtype))
+  high = 256 if dtype == np.uint8 else 2
+  batch = rng.integers(0, high, size=(num_envs, *observation_spec.shape)).astype(dtype)
+  for _ in range(5):
+    q_function(batch).numpy()
+  count, t0, cpu0 = 0, time.monotonic(), time.process_time()
+  while time.monotonic() - t0 < seconds or count < 2:
+    q_function(batch).numpy()
+    count += num_envs
+  dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
+  with open(out, "w") as f:
+    json.dump({"act_batch_size": num_envs, "act_observations_per_second": count / dt,
+               "act_observations_per_cpu_second": count / max(cpu, 1e-9)}, f)
 
 
 def _measure_learner(address, layout, network, num_actions, observation_spec, seconds,

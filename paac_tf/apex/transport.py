@@ -141,12 +141,6 @@ class ReplayLayout:
       return []
     return [observation[..., j] for j in range(self.stack - 1)]
 
-  def check_shift(self, previous, current):
-    """True if `current` stacks continue `previous` ([*obs_shape] each) by one image."""
-    if not self.single_frames:
-      return True
-    return np.array_equal(previous[..., 1:], current[..., :-1])
-
   # --- rebuilding observations from items -----------------------------------------------
   def observations(self, frames, next_offset):
     """TF: item frames [B, W, *frame_shape] and k [B] -> (s_t, s_{t+k}), [B, *obs_shape]."""
@@ -208,7 +202,8 @@ class TransitionWriter:
       self._writers.append(writer)
     self._histories = [None] * self.num_envs
     self._positions = np.zeros(self.num_envs, np.int64)   # steps written per stream
-    self._previous = [None] * self.num_envs                 # last observation per stream
+    self._previous_newest = None                            # last frame per stream
+    self._has_previous = np.zeros(self.num_envs, bool)
     self.items_written = 0
     self.frames_written = 0
 
@@ -226,6 +221,8 @@ class TransitionWriter:
     """
     step_type = np.asarray(step_type)
     newest = self.layout.newest_frames(observations)
+    if self.check_frame_shift:
+      self._check_shift(step_type, observations, newest)
     priorities = np.asarray(priorities, np.float64)
     per_env = np.searchsorted(transitions.env, np.arange(self.num_envs + 1))
     items = frames = 0
@@ -235,13 +232,6 @@ class TransitionWriter:
       steps = []
       if step_type[e] == FIRST:
         steps += [{"frame": f} for f in self.layout.older_frames(obs)]
-      elif self.check_frame_shift and self._previous[e] is not None and (
-          not self.layout.check_shift(self._previous[e], obs)):
-        raise FrameStackError(
-            "Environment %d's observation stack did not shift by one image; storing single "
-            "frames would corrupt replay. Set ReplayLayout.single_frames = False." % e)
-      if self.layout.single_frames:
-        self._previous[e] = np.array(obs)   # a copy: batched envs may reuse their buffers
       steps.append({"frame": newest[e]})
       if step_type[e] == LAST:
         steps += [{"frame": newest[e]} for _ in range(self.layout.n_step - 1)]
@@ -267,6 +257,28 @@ class TransitionWriter:
     self.items_written += items
     self.frames_written += frames
     return WriteStats(items, frames)
+
+  def _check_shift(self, step_type, observations, newest):
+    """Single frames are only right if each observation's stack is the previous one
+    shifted by one image: its second-newest image must be the previous newest (one image
+    compared per environment, for the whole batch at once)."""
+    if not self.layout.single_frames or self.layout.stack < 2:
+      return
+    if self._previous_newest is not None:
+      follows = (step_type != FIRST) & self._has_previous
+      if follows.any():
+        same = np.all((np.asarray(observations)[..., -2] == self._previous_newest)
+                      .reshape(self.num_envs, -1), axis=1)
+        bad = np.flatnonzero(follows & ~same)
+        if bad.size:
+          raise FrameStackError(
+              "Environment %d's observation stack did not shift by one image; storing "
+              "single frames would corrupt replay. Set ReplayLayout.single_frames = False."
+              % bad[0])
+      self._previous_newest[...] = newest    # a copy: batched envs may reuse their buffers
+    else:
+      self._previous_newest = np.array(newest)
+    self._has_previous[:] = True
 
   def _history(self, e):
     """Stream e's column history ({'frame', 'transition'} of `_ColumnHistory`); built

@@ -247,6 +247,12 @@ def _apex_table(r):
       "| actor, per CPU second | %.0f agent steps | emulator alone: %.0f steps | %.2f |" % (
           g("actor_agent_steps_per_cpu_second"), g("emulator_agent_steps_per_cpu_second"),
           g("actor_vs_emulator_per_cpu_second")),
+      "| actor, per CPU second | %.0f agent steps | its serial bound, emulator + action "
+      "selection alone (%.0f obs per CPU second at batch %s): %.0f steps = %.2f of the "
+      "emulator | %.2f |" % (
+          g("actor_agent_steps_per_cpu_second"), g("act_observations_per_cpu_second"),
+          r.get("act_batch_size"), g("actor_serial_bound_per_cpu_second"),
+          g("actor_serial_bound_vs_emulator"), g("actor_vs_serial_bound_per_cpu_second")),
       "| all actors | %.0f agent steps/s, %.0f frames/s, %.0f inserts/s (%.2f cores) | | |" % (
           g("actor_agent_steps_per_second"), g("actor_frames_per_second"),
           g("inserts_per_second"), g("actor_cpu_cores_used")),
@@ -263,6 +269,8 @@ def _apex_table(r):
           mb("replay_peak_rss_bytes"), mb("actor_peak_rss_bytes"), mb("learner_peak_rss_bytes")),
   ]
   summary = {k: r[k] for k in ("actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
+                               "actor_serial_bound_vs_emulator",
+                               "actor_vs_serial_bound_per_cpu_second",
                                "learner_vs_train_step") if k in r}
   return lines, summary
 
