@@ -8,6 +8,7 @@ import pytest
 from tf_agents.trajectories import time_step as ts
 
 from paac_tf.envs import atari_portable
+from paac_tf.envs import atari_vector
 from paac_tf.envs import factory
 from paac_tf.envs import names
 
@@ -170,3 +171,12 @@ def test_describe_env():
   assert info == {"env_name": "CartPole-v1", "is_atari": False, "gymnasium_id": "CartPole-v1",
                   "preprocessing": {"float64_observations_cast_to_float32": True,
                                     "reward_clipping": False}}
+
+
+def test_channels_last_is_the_transpose_as_a_new_contiguous_array():
+  rng = np.random.default_rng(0)
+  for shape in ((32, 4, 84, 84), (1, 3, 5, 7)):
+    obs = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    out = atari_vector.channels_last(obs)
+    np.testing.assert_array_equal(out, obs.transpose(0, 2, 3, 1))
+    assert out.flags.c_contiguous and not np.shares_memory(out, obs)
