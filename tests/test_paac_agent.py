@@ -108,3 +108,15 @@ def test_xla_train_step_matches_plain():
   m1 = plain.train(*batch)
   m2 = xla.train(*batch)
   np.testing.assert_allclose(float(m1["Losses/total"]), float(m2["Losses/total"]), rtol=1e-3)
+
+
+def test_heads_are_initialised_independently_as_the_original_code():
+  spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
+  model = actor_critic.build_actor_critic(A, spec, torso="arch_nips")
+  policy, value = model.policy_head.kernel.numpy(), model.value_head.kernel.numpy()
+  bound = 1.0 / np.sqrt(256.0)
+  for w in (policy, value, model.policy_head.bias.numpy(), model.value_head.bias.numpy()):
+    assert np.all(np.abs(w) <= bound)
+  # Independent draws: the value head is not a copy of the policy head's first weights.
+  assert not np.allclose(value[:, 0], policy.reshape(-1)[:256])
+  assert model.value_head.bias.numpy()[0] != model.policy_head.bias.numpy()[0]

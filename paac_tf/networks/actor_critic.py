@@ -15,9 +15,12 @@ class ActorCritic(tf.keras.Model):
     self.torso = torsos.make_torso(torso, self.observation_shape, mlp_units)
     # Heads initialised as the original PAAC code (torch-style uniform, biases included).
     features = {"arch_nips": 256, "arch_nature": 512}.get(torso, (tuple(mlp_units) or (0,))[-1])
-    init = torsos.torch_init(features) if torso in ("arch_nips", "arch_nature") else {}
-    self.policy_head = tf.keras.layers.Dense(num_actions, name="policy_logits", **init)
-    self.value_head = tf.keras.layers.Dense(1, name="value", **init)
+    # One initializer instance per layer: an unseeded Keras initializer called twice gives
+    # the same draw (the value head would copy the policy head's first weights).
+    init = ((lambda: torsos.torch_init(features)) if torso in ("arch_nips", "arch_nature")
+            else dict)
+    self.policy_head = tf.keras.layers.Dense(num_actions, name="policy_logits", **init())
+    self.value_head = tf.keras.layers.Dense(1, name="value", **init())
 
   def call(self, observation, training=False):
     features = self.torso(observation, training=training)
