@@ -411,7 +411,7 @@ print(json.dumps({"table": table, "summary": summary}))
   assert "| apex Pong actors=2 | 5600 actor frames/s, 3.0 learner batches/s | 3000 |" in table
   assert ("| actor, per process | 700 agent steps/s (2800 frames/s) | emulator alone on one "
           "core: 1000 steps/s | 0.70 |") in table
-  assert ("| actor, per CPU second | 770 agent steps | its serial bound, emulator + action "
+  assert ("| actor vs its serial bound, per CPU second | 770 agent steps | emulator + action "
           "selection alone (3300 obs per CPU second at batch 16): 825 steps = 0.75 of the "
           "emulator | 0.93 |") in table
   assert "train step alone: 4.00 batches/s | 0.75 |" in table

@@ -247,7 +247,7 @@ def _apex_table(r):
       "| actor, per CPU second | %.0f agent steps | emulator alone: %.0f steps | %.2f |" % (
           g("actor_agent_steps_per_cpu_second"), g("emulator_agent_steps_per_cpu_second"),
           g("actor_vs_emulator_per_cpu_second")),
-      "| actor, per CPU second | %.0f agent steps | its serial bound, emulator + action "
+      "| actor vs its serial bound, per CPU second | %.0f agent steps | emulator + action "
       "selection alone (%.0f obs per CPU second at batch %s): %.0f steps = %.2f of the "
       "emulator | %.2f |" % (
           g("actor_agent_steps_per_cpu_second"), g("act_observations_per_cpu_second"),
