@@ -19,7 +19,8 @@ Signatures of every export (PAAC and Ape-X share this code):
     load_specs_from_pbtxt=True)` loads and runs the policy.
 Metadata (algorithm, env_name, greedy, epsilon, train_step, preprocessing, operative gin
 config, ...) is in `get_metadata()` and, as one JSON document, in
-`assets/paac_tf_metadata.json`.
+`assets/paac_tf_metadata.json`. `train_step` counts agent steps (`train_step_unit`), as do
+the version directories of training exports.
 
 Actions: a PAAC export samples from its policy unless exported `greedy` (argmax). An
 Ape-X export is greedy by default; with greedy=False it acts epsilon-greedily with the
