@@ -1,4 +1,5 @@
 """Shared test set-up: quiet TF logs, the repo root on sys.path, helpers for CLI runs."""
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -35,3 +36,24 @@ def no_new_children():
       break
     time.sleep(0.2)
   assert not left, "left behind: %s" % [(p.pid, p.cmdline()) for p in left]
+
+
+def read_text(path):
+  """A log file's text ('' if it does not exist yet)."""
+  try:
+    with open(path, errors="replace") as f:
+      return f.read()
+  except OSError:
+    return ""
+
+
+def assert_gone(pids, timeout=10.0):
+  """All pids have exited (reaped or zombie) and are no active children of ours."""
+  deadline = time.monotonic() + timeout
+  alive = list(pids)
+  while alive and time.monotonic() < deadline:
+    alive = [pid for pid in alive if psutil.pid_exists(pid) and
+             psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    time.sleep(0.05)
+  assert not alive, "worker processes still alive: %s" % alive
+  assert not set(pids) & {p.pid for p in multiprocessing.active_children()}

@@ -23,6 +23,8 @@ import time
 import psutil
 import pytest
 
+from conftest import read_text
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 GIN = "--gin_file=apex_cartpole.gin"
@@ -61,12 +63,6 @@ def processes(tmp_path):
   procs.kill_all()
 
 
-def _read(path):
-  try:
-    with open(path, errors="replace") as f:
-      return f.read()
-  except OSError:
-    return ""
 
 
 def _wait_for(predicate, timeout_s, what, watch=()):
@@ -79,10 +75,10 @@ def _wait_for(predicate, timeout_s, what, watch=()):
     for p in watch:
       if p.poll() is not None:
         raise AssertionError("%s exited (%s) while waiting for %s:\n%s" % (
-            p.args[2], p.returncode, what, _read(p.log_path)[-4000:]))
+            p.args[2], p.returncode, what, read_text(p.log_path)[-4000:]))
     time.sleep(0.5)
   raise AssertionError("timed out waiting for %s:\n%s" % (what, "\n".join(
-      "--- %s\n%s" % (p.args[2], _read(p.log_path)[-3000:]) for p in watch)))
+      "--- %s\n%s" % (p.args[2], read_text(p.log_path)[-3000:]) for p in watch)))
 
 
 def _free_port():
@@ -129,7 +125,7 @@ def test_actor_and_learner_retry_with_backoff_then_give_up_without_a_replay(proc
                                                      "apex_learner." + timeout))
   for p in (actor, learner):
     p.wait(timeout=150)
-    text = _read(p.log_path)
+    text = read_text(p.log_path)
     assert p.returncode == 3, text[-4000:]
     # Backoff 1, 2, then what is left of the 6 s; one log line per retry.
     retries = _retries(text, address)
@@ -143,7 +139,7 @@ def test_actor_and_learner_retry_with_backoff_then_give_up_without_a_replay(proc
     assert match and 6 <= int(match.group(1)) <= 12, errors[0]
     assert int(match.group(2)) == len(retries) + 1, (errors[0], retries)
     assert "Traceback" not in text, text[-4000:]
-  assert "Nothing was trained" in _read(learner.log_path)
+  assert "Nothing was trained" in read_text(learner.log_path)
   assert not os.path.exists(tmp_path / "run" / "train" / "checkpoint")
 
 
@@ -203,7 +199,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   # 1. Actor and learner start before the replay: they retry until it is up.
   actor = processes.start("actor", _actor_args(address, retry))
   learner = processes.start("learner", _learner_args(address, root, *learner_bindings))
-  _wait_for(lambda: all(len(_retries(_read(p.log_path), address)) >= 2 for p in (actor, learner)),
+  _wait_for(lambda: all(len(_retries(read_text(p.log_path), address)) >= 2 for p in (actor, learner)),
             150, "two retries of actor and learner", [actor, learner])
   replay = processes.start("replay", replay_args)
   _wait_for(_grows(address, inserts=1000, samples=0), 150,
@@ -215,11 +211,11 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
             "a replay checkpoint with transitions", [replay])
   replay.send_signal(signal.SIGKILL)
   replay.wait(timeout=10)
-  _wait_for(lambda: all("lost the replay server at %s" % address in _read(p.log_path)
+  _wait_for(lambda: all("lost the replay server at %s" % address in read_text(p.log_path)
                         for p in (actor, learner)), 60, "both noticing", [actor, learner])
   replay = processes.start("replay_2", replay_args)
   restored = _wait_for(lambda: re.search(r"Replay restored from the checkpoint in .*: (\d+) "
-                                         r"transitions", _read(replay.log_path)),
+                                         r"transitions", read_text(replay.log_path)),
                        120, "the restore", [replay, actor, learner])
   assert int(restored.group(1)) > 0
   after_restart = _wait_for(lambda: _server_counts(address), 30, "the new server", [replay])
@@ -227,7 +223,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
             "inserts and samples on the restarted server", [actor, learner, replay])
   for p in (actor, learner):
     assert re.search(r"Replay server at %s answers again after \d+ s" % re.escape(address),
-                     _read(p.log_path)), _read(p.log_path)[-3000:]
+                     read_text(p.log_path)), read_text(p.log_path)[-3000:]
   # 3. The learner is SIGKILLed and rerun in the same root dir: it resumes from its
   # checkpoint (steps, weights, optimizer) while the actor waits for it.
   _wait_for(lambda: os.path.exists(root / "train" / "checkpoint"), 120, "a learner checkpoint",
@@ -239,7 +235,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   learner = processes.start("learner_2", _learner_args(address, root, *learner_bindings,
                                                        "apex_learner.server_timeout_s=8"))
   resumed = _wait_for(lambda: re.search(r"Resuming at agent step (\d+) \(learner step (\d+), "
-                                        r"optimizer step (\d+)\)", _read(learner.log_path)),
+                                        r"optimizer step (\d+)\)", read_text(learner.log_path)),
                       120, "the learner resuming", [learner, actor])
   agent_step, learner_step, optimizer_step = (int(g) for g in resumed.groups())
   assert agent_step >= 2000 and learner_step > 0 and optimizer_step == learner_step, resumed
@@ -251,21 +247,21 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   replay.send_signal(signal.SIGKILL)
   replay.wait(timeout=10)
   learner.wait(timeout=120)
-  text = _read(learner.log_path)
+  text = read_text(learner.log_path)
   assert learner.returncode == 3, text[-4000:]
   assert "Learner lost the replay server" in text, text[-4000:]
   # What it learned since the resume is in its latest checkpoint.
-  latest = re.search(r'model_checkpoint_path: "ckpt-(\d+)"', _read(root / "train" / "checkpoint"))
+  latest = re.search(r'model_checkpoint_path: "ckpt-(\d+)"', read_text(root / "train" / "checkpoint"))
   assert latest and int(latest.group(1)) > agent_step, (latest, agent_step)
   errors = [l for l in text.splitlines() if l.startswith("error: ")]
   assert len(errors) == 1 and errors[0].startswith(
       "error: Replay server at %s not reachable for " % address), text[-4000:]
   assert "Traceback" not in text, text[-4000:]
-  _wait_for(lambda: "Actor 0 lost the replay server" in _read(actor.log_path).split(
+  _wait_for(lambda: "Actor 0 lost the replay server" in read_text(actor.log_path).split(
       "answers again")[-1], 60, "the actor waiting", [actor])
   actor.send_signal(signal.SIGTERM)
   actor.wait(timeout=30)
-  actor_text = _read(actor.log_path)
+  actor_text = read_text(actor.log_path)
   assert actor.returncode == 0 and "stopped (stopped)" in actor_text, actor_text[-3000:]
   assert "Traceback" not in actor_text, actor_text[-4000:]
   _assert_port_free(port)

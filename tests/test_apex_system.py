@@ -15,6 +15,8 @@ import time
 import psutil
 import pytest
 
+from conftest import read_text
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 
@@ -28,12 +30,6 @@ def _start(args, log_path):
                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def _read(path):
-  try:
-    with open(path, errors="replace") as f:
-      return f.read()
-  except OSError:
-    return ""
 
 
 def _wait_for(predicate, timeout_s, what, process=None, log_path=None):
@@ -44,9 +40,9 @@ def _wait_for(predicate, timeout_s, what, process=None, log_path=None):
       return value
     if process is not None and process.poll() is not None:
       raise AssertionError("process exited (%s) while waiting for %s:\n%s"
-                           % (process.returncode, what, _read(log_path)[-4000:]))
+                           % (process.returncode, what, read_text(log_path)[-4000:]))
     time.sleep(0.5)
-  raise AssertionError("timed out waiting for %s:\n%s" % (what, _read(log_path)[-4000:]))
+  raise AssertionError("timed out waiting for %s:\n%s" % (what, read_text(log_path)[-4000:]))
 
 
 def _actors_of(launcher):
@@ -111,7 +107,7 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
     seen.extend(actors.values())
     # Mid-run: actor 0 has logged its first throughput line (30 s in) and learning runs.
     actor0_log = root / "actors" / "actor_0.log"
-    _wait_for(lambda: "Actor 0: " in _read(actor0_log), 180, "actor 0 running", launcher,
+    _wait_for(lambda: "Actor 0: " in read_text(actor0_log), 180, "actor 0 running", launcher,
               log_path)
     victim = actors[0]
     victim.send_signal(signal.SIGKILL)
@@ -122,7 +118,7 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
     seen.append(replacement)
     assert actors[1].is_running()   # the other actor and the learner carry on
     launcher.wait(timeout=420)
-    text = _read(log_path)
+    text = read_text(log_path)
     assert launcher.returncode == 0, text[-4000:]
   finally:
     if launcher.poll() is None:
@@ -133,9 +129,9 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
   assert result["average_return_lowest_epsilon"] >= 475.0, result
   assert result["actor_restarts"] >= 1, result
   assert re.search(r"Actor 0 \(pid %d\) exited with status -9; restarting it" % victim.pid, text)
-  assert "=== start 2 of actor 0" in _read(root / "actors" / "actor_0.log")
+  assert "=== start 2 of actor 0" in read_text(root / "actors" / "actor_0.log")
   # Learning went on across the kill: the replacement wrote too.
-  assert "Actor 0/2" in _read(root / "actors" / "actor_0.log").split("=== start 2")[1]
+  assert "Actor 0/2" in read_text(root / "actors" / "actor_0.log").split("=== start 2")[1]
   # Outputs: checkpoint, SavedModel, TensorBoard summaries of learner and actors.
   assert any(n.startswith("ckpt-") for n in os.listdir(root / "train"))
   assert os.listdir(root / "policies" / "cartpole_v1")
@@ -157,12 +153,12 @@ def test_sigint_stops_learner_actors_and_server_cleanly(tmp_path):
     actors = _wait_for(lambda: (lambda a: a if len(a) == 2 else None)(_actors_of(launcher)),
                        120, "two actors", launcher, log_path)
     seen.extend(actors.values())
-    _wait_for(lambda: all("Actor %d/2" % i in _read(root / "actors" / ("actor_%d.log" % i))
+    _wait_for(lambda: all("Actor %d/2" % i in read_text(root / "actors" / ("actor_%d.log" % i))
                           for i in range(2)), 150, "actors acting", launcher, log_path)
     time.sleep(3)
     launcher.send_signal(signal.SIGINT)
     launcher.wait(timeout=90)
-    text = _read(log_path)
+    text = read_text(log_path)
     assert launcher.returncode == 0, text[-4000:]
   finally:
     if launcher.poll() is None:
@@ -196,14 +192,14 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
                       "--root_dir=%s" % (tmp_path / "run"), gin,
                       "--gin_bindings=train_eval.total_steps=6000"], tmp_path / "learner.log")
     learner.wait(timeout=240)
-    text = _read(tmp_path / "learner.log")
+    text = read_text(tmp_path / "learner.log")
     assert learner.returncode == 0, text[-4000:]
     result = _result(text)
     assert result["reason"] == "done" and result["env_steps"] >= 6000, result
     assert result["learner_steps"] > 0, result
     # The learner's final `done` weights stop the actor on its next refresh.
     actor.wait(timeout=60)
-    actor_text = _read(tmp_path / "actor.log")
+    actor_text = read_text(tmp_path / "actor.log")
     assert actor.returncode == 0 and "stopped (learner done)" in actor_text, actor_text[-3000:]
     assert replay.poll() is None   # the replay server keeps serving until told to stop
     replay.send_signal(signal.SIGTERM)
@@ -238,7 +234,7 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
       if launcher.poll() is None:
         launcher.kill()
         launcher.wait()
-    text = _read(log_path)
+    text = read_text(log_path)
     assert launcher.returncode == 0, text[-4000:]
     results.append((_result(text), text))
   (first, first_text), (second, text) = results

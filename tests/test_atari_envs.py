@@ -1,12 +1,10 @@
 """Both Atari paths (fast C++ vector env, portable gymnasium + workers) and the factory."""
-import multiprocessing
-import time
 
 import numpy as np
-import psutil
 import pytest
 from tf_agents.trajectories import time_step as ts
 
+from conftest import assert_gone
 from paac_tf.envs import atari_portable
 from paac_tf.envs import atari_vector
 from paac_tf.envs import factory
@@ -23,15 +21,6 @@ def make(game, num_envs, backend, num_workers=0, **kwargs):
                                   seed=0, atari_backend=backend, **kwargs)
 
 
-def assert_gone(pids, timeout=10.0):
-  deadline = time.monotonic() + timeout
-  alive = list(pids)
-  while alive and time.monotonic() < deadline:
-    alive = [pid for pid in alive if psutil.pid_exists(pid) and
-             psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-    time.sleep(0.05)
-  assert not alive, "worker processes still alive: %s" % alive
-  assert not set(pids) & {p.pid for p in multiprocessing.active_children()}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

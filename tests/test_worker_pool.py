@@ -13,6 +13,7 @@ import pytest
 from gymnasium import spaces
 from tf_agents.trajectories import time_step as ts
 
+from conftest import assert_gone
 from paac_tf.envs import factory
 from paac_tf.envs.gym_adapter import GymnasiumPyEnvironment
 from paac_tf.envs.worker_pool import ParallelBatchedPyEnvironment, WorkerError
@@ -80,16 +81,6 @@ def cartpole_fns(n, seed=0):
           for i in range(n)]
 
 
-def assert_gone(pids, timeout=10.0):
-  """All pids have exited (reaped or zombie) and are no active children of ours."""
-  deadline = time.monotonic() + timeout
-  alive = list(pids)
-  while alive and time.monotonic() < deadline:
-    alive = [pid for pid in alive if psutil.pid_exists(pid) and
-             psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-    time.sleep(0.05)
-  assert not alive, "worker processes still alive: %s" % alive
-  assert not set(pids) & {p.pid for p in multiprocessing.active_children()}
 
 
 # --- the batched contract ------------------------------------------------------------

@@ -424,12 +424,7 @@ def main(argv):
     logging.flush()
     sys.stderr.write("error: %s\n" % common.user_message(e))
     status = EXIT_REPLAY_UNREACHABLE
-  # Everything is closed: skip the interpreter's teardown of TF and gRPC, which can take
-  # seconds (the launcher waits for actors to exit when it shuts down).
-  logging.flush()
-  sys.stdout.flush()
-  sys.stderr.flush()
-  os._exit(status)  # pylint: disable=protected-access
+  common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
 
 
 def cli():

@@ -97,3 +97,15 @@ def parent_alive(parent_pid):
 
 user_message = errors.user_message
 run_main = errors.run_cli  # one line `error: ...`, exit 2 (paac_tf/errors.py)
+
+
+def exit_now(status):
+  """Flushes the logs and standard streams, then ends the process at once: an actor or
+  learner that has closed everything skips the interpreter's teardown of TF and gRPC,
+  which can take seconds or wait on calls pending on a lost replay server."""
+  import sys  # pylint: disable=import-outside-toplevel
+  from absl import logging  # pylint: disable=import-outside-toplevel
+  logging.flush()
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status)  # pylint: disable=protected-access

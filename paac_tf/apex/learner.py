@@ -517,12 +517,7 @@ def main(argv):
     logging.flush()
     sys.stderr.write("error: %s\n" % common.user_message(e))
     status = transport.EXIT_REPLAY_UNREACHABLE
-  # Everything is saved and closed: skip the interpreter's teardown, which would wait on
-  # replay calls still pending on a lost server (helper threads, see the module doc).
-  logging.flush()
-  sys.stdout.flush()
-  sys.stderr.flush()
-  os._exit(status)  # pylint: disable=protected-access
+  common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
 
 
 def cli():

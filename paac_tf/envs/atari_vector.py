@@ -15,10 +15,10 @@ Observations are NHWC uint8 `(84, 84, 4)`. Rewards in time steps are clipped (if
 configured); `pop_finished_episodes()` reports raw, unclipped scores of whole games.
 """
 import numpy as np
-from tf_agents.environments import py_environment
 from tf_agents.specs import array_spec
 from tf_agents.trajectories import time_step as ts
 
+from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
 
 FIRST, MID, LAST = (np.int32(ts.StepType.FIRST), np.int32(ts.StepType.MID),
@@ -36,7 +36,7 @@ def channels_last(obs):
   return out
 
 
-class AtariVectorPyEnvironment(py_environment.PyEnvironment):
+class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   """n_e Atari games stepped by ale-py's C++ thread pool, batched."""
 
   def __init__(self, rom_id, num_envs, num_threads=0, seed=0, reward_clipping=True,
@@ -68,23 +68,6 @@ class AtariVectorPyEnvironment(py_environment.PyEnvironment):
     self._closed = False
 
   # --- PyEnvironment API -------------------------------------------------------
-  @property
-  def batched(self):
-    return True
-
-  @property
-  def batch_size(self):
-    return self._num_envs
-
-  def observation_spec(self):
-    return self._obs_spec
-
-  def action_spec(self):
-    return self._action_spec
-
-  def reward_spec(self):
-    return array_spec.ArraySpec((), np.float32, name="reward")
-
   def _reset(self):
     obs, info = self._env.reset(seed=self._seed)
     obs = self._ordered(obs, info)

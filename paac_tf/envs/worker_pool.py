@@ -44,10 +44,10 @@ import weakref
 from multiprocessing import shared_memory
 
 import numpy as np
-from tf_agents.environments import py_environment
 from tf_agents.specs import array_spec
 from tf_agents.trajectories import time_step as ts
 
+from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
 
 FIRST, MID, LAST = (np.int32(ts.StepType.FIRST), np.int32(ts.StepType.MID),
@@ -265,7 +265,7 @@ def _describe_exit(exitcode):
   return "exited with code %d" % exitcode
 
 
-class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
+class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
   """n_e environments stepped by n_w worker processes, as one batched PyEnvironment.
 
   Args:
@@ -462,23 +462,6 @@ class ParallelBatchedPyEnvironment(py_environment.PyEnvironment):
                          % ((" (%s)" % self._failure) if self._failure else ""))
 
   # --- PyEnvironment API -------------------------------------------------------------
-  @property
-  def batched(self):
-    return True
-
-  @property
-  def batch_size(self):
-    return self._num_envs
-
-  def observation_spec(self):
-    return self._obs_spec
-
-  def action_spec(self):
-    return self._action_spec
-
-  def reward_spec(self):
-    return array_spec.ArraySpec((), np.float32, name="reward")
-
   def _reset(self):
     self._check_open()
     if self._pending:   # a step is in flight: let it land first
