@@ -462,6 +462,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  from paac_tf import export as _export  # pylint: disable=import-outside-toplevel
   _define_flags()
-  _export.run_cli(main)
+  errors.run_cli(main)

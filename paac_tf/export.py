@@ -674,9 +674,6 @@ def main(argv):
   sys.stdout.flush()
 
 
-run_cli = errors.run_cli  # kept for callers of paac_tf.export.run_cli
-
-
 if __name__ == "__main__":
   _define_flags()
-  run_cli(main)
+  errors.run_cli(main)

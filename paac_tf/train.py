@@ -60,8 +60,5 @@ def main(argv):
   logging.info("Result: %s", result)
 
 
-run_main = errors.run_cli  # the one contract of every entry point (errors.py)
-
-
 if __name__ == "__main__":
-  run_main(main)
+  errors.run_cli(main)

@@ -422,7 +422,7 @@ def main(argv):
                root_dir=root_dir, seed=seed, parent_pid=FLAGS.parent_pid)
   except ReplayUnreachableError as e:
     logging.flush()
-    sys.stderr.write("error: %s\n" % common.user_message(e))
+    sys.stderr.write("error: %s\n" % errors.user_message(e))
     status = EXIT_REPLAY_UNREACHABLE
   common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
 
@@ -430,4 +430,4 @@ def main(argv):
 def cli():
   """`python -m paac_tf.apex.actor`."""
   _define_flags()
-  common.run_main(main)
+  errors.run_cli(main)

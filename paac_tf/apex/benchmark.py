@@ -464,4 +464,4 @@ def main(argv):
 
 def cli():
   _define_flags()
-  common.run_main(main)
+  errors.run_cli(main)

@@ -95,10 +95,6 @@ def parent_alive(parent_pid):
   return not parent_pid or os.getppid() == int(parent_pid)
 
 
-user_message = errors.user_message
-run_main = errors.run_cli  # one line `error: ...`, exit 2 (paac_tf/errors.py)
-
-
 def exit_now(status):
   """Flushes the logs and standard streams, then ends the process at once: an actor or
   learner that has closed everything skips the interpreter's teardown of TF and gRPC,

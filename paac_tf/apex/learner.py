@@ -515,7 +515,7 @@ def main(argv):
     logging.info("Result: %s", result)
   except transport.ReplayUnreachableError as e:
     logging.flush()
-    sys.stderr.write("error: %s\n" % common.user_message(e))
+    sys.stderr.write("error: %s\n" % errors.user_message(e))
     status = transport.EXIT_REPLAY_UNREACHABLE
   common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
 
@@ -523,4 +523,4 @@ def main(argv):
 def cli():
   """`python -m paac_tf.apex.learner`."""
   _define_flags()
-  common.run_main(main)
+  errors.run_cli(main)

@@ -210,4 +210,4 @@ def main(argv):
 def cli():
   """`python -m paac_tf.apex.replay`."""
   _define_flags()
-  common.run_main(main)
+  errors.run_cli(main)

@@ -242,6 +242,5 @@ def main(argv):
 
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-  from paac_tf import train as _train  # pylint: disable=import-outside-toplevel
   _define_flags()
-  _train.run_main(main)
+  errors.run_cli(main)
