@@ -376,7 +376,10 @@ APEX_KEYS = ("emulator_agent_steps_per_second", "emulator_agent_steps_per_cpu_se
              "actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
              "act_observations_per_second", "act_observations_per_cpu_second",
              "actor_serial_bound_per_cpu_second", "actor_serial_bound_vs_emulator",
-             "actor_vs_serial_bound_per_cpu_second", "learner_vs_train_step")
+             "actor_vs_serial_bound_per_cpu_second", "learner_vs_train_step",
+             "write_agent_steps_per_second", "write_agent_steps_per_cpu_second",
+             "actor_full_bound_per_cpu_second", "actor_full_bound_vs_emulator",
+             "actor_vs_full_bound_per_cpu_second")
 
 
 def test_benchmark_table_shows_apex_rates_beside_their_limits():
@@ -399,7 +402,9 @@ apex = {"part": "apex", "game": "Pong", "quick": True, "env_name": "Pong", "num_
         "learner_vs_train_step": 0.75, "peak_rss_mb": 3000.0,
         "act_batch_size": 16, "act_observations_per_cpu_second": 3300.0,
         "actor_serial_bound_per_cpu_second": 825.0, "actor_serial_bound_vs_emulator": 0.75,
-        "actor_vs_serial_bound_per_cpu_second": 770.0 / 825.0}
+        "actor_vs_serial_bound_per_cpu_second": 770.0 / 825.0,
+        "write_agent_steps_per_cpu_second": 5000.0, "actor_full_bound_per_cpu_second": 700.0,
+        "actor_full_bound_vs_emulator": 0.64, "actor_vs_full_bound_per_cpu_second": 1.1}
 table, summary = benchmark.summarize([apex], 32)
 print(json.dumps({"table": table, "summary": summary}))
 '''
@@ -414,6 +419,10 @@ print(json.dumps({"table": table, "summary": summary}))
   assert ("| actor vs its serial bound, per CPU second | 770 agent steps | emulator + action "
           "selection alone (3300 obs per CPU second at batch 16): 825 steps = 0.75 of the "
           "emulator | 0.93 |") in table
+  assert ("| actor vs its full serial bound, per CPU second | 770 agent steps | emulator + "
+          "action selection + replay writes alone (5000 agent steps of n-step transitions, "
+          "priorities and Reverb writes per CPU second): 700 steps = 0.64 of the emulator | "
+          "1.10 |") in table
   assert "train step alone: 4.00 batches/s | 0.75 |" in table
   assert ("| bytes per stored transition | 1300 (replay RSS growth), 250 (Reverb checkpoint)"
           in table)
@@ -422,6 +431,8 @@ print(json.dumps({"table": table, "summary": summary}))
                                     "actor_vs_emulator_per_cpu_second": 0.7,
                                     "actor_serial_bound_vs_emulator": 0.75,
                                     "actor_vs_serial_bound_per_cpu_second": 770.0 / 825.0,
+                                    "actor_full_bound_vs_emulator": 0.64,
+                                    "actor_vs_full_bound_per_cpu_second": 1.1,
                                     "learner_vs_train_step": 0.75}
 
 
@@ -430,7 +441,7 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
   """The tools benchmark's 'apex' part, as it runs it, on CartPole with short timings."""
   args = {"game": "CartPole-v1", "quick": True, "gin_file": "apex_cartpole.gin",
           "num_actors": 1, "emulator_seconds": 1, "actor_seconds": 3, "learner_seconds": 2,
-          "train_seconds": 1}
+          "train_seconds": 1, "write_seconds": 1}
   proc = _run_cli("paac_tf.tools.benchmark", "--part=apex", "--args=" + json.dumps(args),
                   cwd=REPO, timeout=280)
   assert proc.returncode == 0, proc.stderr[-3000:]
@@ -446,6 +457,8 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
                    result["act_observations_per_cpu_second"])
   assert result["actor_serial_bound_per_cpu_second"] == pytest.approx(
       1 / (1 / emulator + 1 / act))
+  assert result["actor_full_bound_per_cpu_second"] == pytest.approx(
+      1 / (1 / emulator + 1 / act + 1 / result["write_agent_steps_per_cpu_second"]))
   assert result["act_batch_size"] == 8   # apex_cartpole.gin's apex_actor.num_envs
   assert result["learner_vs_train_step"] == pytest.approx(
       result["learner_batches_per_second"] / result["train_step_batches_per_second"])

@@ -15,6 +15,12 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 2. A replay server runs as its own process (`python -m paac_tf.apex.replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
+   The actor's replay writes alone (n-step transitions, initial priorities,
+   `TransitionWriter.write` and its flush), on the actor's environments recorded
+   beforehand, in a process of its own writing to that server: agent steps per CPU
+   second. With the two above, the actor's full serial bound
+   1 / (1/emulator + 1/act + 1/write): the most an actor doing these three in series
+   could do per CPU second.
 3. `num_actors` actor processes (`python -m paac_tf.apex.actor`) write for
    `actor_seconds`: agent steps/s and frames/s (from their reports; 4 frames a step on
    Atari), inserts/s (the server's count), agent steps per actor CPU second, the replay
@@ -29,7 +35,7 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 5. The same compiled step alone, on one batch kept in memory, for `train_seconds`:
    batches/s, the learner's limit.
 Ratios: actor / emulator per core (per actor process) and per CPU second, actor / its
-serial bound per CPU second, learner / train step alone.
+serial bound and / its full serial bound per CPU second, learner / train step alone.
 Peak RSS (VmHWM) of the replay server, of the largest actor and of this process (learner).
 Prints one line per result (and JSON with --json_out).
 """
@@ -114,10 +120,10 @@ def _cpu_seconds(pids):
 
 
 # Seconds of each measurement: quick (the tools benchmark's --quick) and full.
-QUICK = {"emulator_seconds": 5.0, "act_seconds": 5.0, "actor_seconds": 15.0,
-         "learner_seconds": 15.0, "train_seconds": 8.0}
-FULL = {"emulator_seconds": 20.0, "act_seconds": 20.0, "actor_seconds": 60.0,
-        "learner_seconds": 60.0, "train_seconds": 30.0}
+QUICK = {"emulator_seconds": 5.0, "act_seconds": 5.0, "write_seconds": 5.0,
+         "actor_seconds": 15.0, "learner_seconds": 15.0, "train_seconds": 8.0}
+FULL = {"emulator_seconds": 20.0, "act_seconds": 20.0, "write_seconds": 20.0,
+        "actor_seconds": 60.0, "learner_seconds": 60.0, "train_seconds": 30.0}
 
 
 def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
@@ -172,6 +178,15 @@ def _ratios(results):
     if results.get("actor_agent_steps_per_cpu_second"):
       ratios["actor_vs_serial_bound_per_cpu_second"] = (
           results["actor_agent_steps_per_cpu_second"] / bound)
+    write = results.get("write_agent_steps_per_cpu_second")
+    if write:
+      # ... and if it also wrote its transitions (n-step, priorities, Reverb) in series.
+      full = 1.0 / (1.0 / emulator_cpu + 1.0 / act + 1.0 / write)
+      ratios["actor_full_bound_per_cpu_second"] = full
+      ratios["actor_full_bound_vs_emulator"] = full / emulator_cpu
+      if results.get("actor_agent_steps_per_cpu_second"):
+        ratios["actor_vs_full_bound_per_cpu_second"] = (
+            results["actor_agent_steps_per_cpu_second"] / full)
   if results.get("learner_batches_per_second") and results.get(
       "train_step_batches_per_second"):
     ratios["learner_vs_train_step"] = (results["learner_batches_per_second"] /
@@ -222,7 +237,7 @@ class _Observer:
 
 
 def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0,
-        act_seconds=20.0):
+        act_seconds=20.0, write_seconds=20.0):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.apex import launcher  # pylint: disable=import-outside-toplevel
@@ -268,6 +283,8 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
           raise errors.UserError("The replay server did not start: %s"
                                  % _tail(os.path.join(work_dir, "replay.log"))) from None
         time.sleep(0.5)
+    if write_seconds > 0:
+      results.update(_measure_write(config_file, address, write_seconds, work_dir))
     network = weights.build_q_network(num_actions, observation_spec)
     weights.publish(client, network, learner_step=0)
     base_rss = _rss(server.pid)
@@ -348,22 +365,35 @@ def _measure_act(config_file, seconds, work_dir):
   `apex_actor.num_envs` observations, with the actor's TF threads), in a process of its
   own as the thread setting must come before TF starts: observations/s and per CPU
   second."""
-  out = os.path.join(work_dir, "act.json")
+  return _in_subprocess("_act_worker", [config_file, str(seconds)], work_dir, "act",
+                        "the actor's action selection")
+
+
+def _measure_write(config_file, address, seconds, work_dir):
+  """The actor's replay writes alone, in a process of its own: transitions per CPU second
+  (process CPU, so Reverb's compression and gRPC threads count)."""
+  return _in_subprocess("_write_worker", [config_file, address, str(seconds)], work_dir,
+                        "write", "the actor's replay writes")
+
+
+def _in_subprocess(worker, args, work_dir, name, what):
+  """Runs `benchmark.<worker>(*args, out)` in a fresh Python; returns the JSON it wrote."""
+  out = os.path.join(work_dir, name + ".json")
   code = ("import sys; from paac_tf.apex import benchmark; "
-          "benchmark._act_worker(sys.argv[1], float(sys.argv[2]), sys.argv[3])")
-  log_path = os.path.join(work_dir, "act.log")
+          "benchmark.%s(*sys.argv[1:])" % worker)
+  log_path = os.path.join(work_dir, name + ".log")
   with open(log_path, "wb") as log:
-    proc = subprocess.run([sys.executable, "-c", code, config_file, str(seconds), out],
+    proc = subprocess.run([sys.executable, "-c", code] + list(args) + [out],
                           stdout=log, stderr=subprocess.STDOUT, check=False,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   if proc.returncode != 0:
-    raise errors.UserError("Measuring the actor's action selection failed: %s"
-                           % _tail(log_path))
+    raise errors.UserError("Measuring %s failed: %s" % (what, _tail(log_path)))
   with open(out) as f:
     return json.load(f)
 
 
 def _act_worker(config_file, seconds, out):
+  seconds = float(seconds)
   from paac_tf.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
   from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
   common.parse_gin([config_file], [])
@@ -388,6 +418,64 @@ def _act_worker(config_file, seconds, out):
   with open(out, "w") as f:
     json.dump({"act_batch_size": num_envs, "act_observations_per_second": count / dt,
                "act_observations_per_cpu_second": count / max(cpu, 1e-9)}, f)
+
+
+def _write_worker(config_file, address, seconds, out, recorded_steps=200):
+  """What the actor does per batched step besides stepping and acting (n-step transitions,
+  initial priorities, `TransitionWriter.write` and its flush), on `recorded_steps` of the
+  actor's environments recorded beforehand with random actions and replayed in passes,
+  each pass a fresh episode (new writer and n-step builder)."""
+  seconds = float(seconds)
+  import reverb  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.apex import n_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.apex import priorities  # pylint: disable=import-outside-toplevel
+  from paac_tf.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  common.parse_gin([config_file], [])
+  env_name = common.env_name_or_configured(None)
+  observation_spec, num_actions = common.environment_specs(env_name)
+  layout = transport.ReplayLayout(observation_spec)
+  num_envs = int(common.configured("apex_actor.num_envs", 16))
+  chunk_length = int(common.configured("apex_actor.chunk_length", 16))
+  discount = float(common.configured("apex_actor.discount", 0.99))
+  num_workers = int(common.configured("apex_actor.num_workers", 0))
+  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                     seed=0)
+  rng = np.random.default_rng(0)
+  recorded = []
+  try:
+    time_step = env.reset()
+    for _ in range(int(recorded_steps)):
+      action = rng.integers(0, num_actions, size=num_envs)
+      recorded.append((np.array(time_step.step_type), np.array(time_step.reward),
+                       np.array(time_step.discount), np.array(time_step.observation), action,
+                       rng.normal(size=(num_envs, num_actions)).astype(np.float32)))
+      time_step = env.step(action)
+  finally:
+    env.close()
+  client = reverb.Client(address)
+  rows = np.arange(num_envs)
+  transitions = 0
+  t0, cpu0 = time.monotonic(), time.process_time()
+  while time.monotonic() - t0 < seconds or transitions == 0:
+    builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
+    writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
+    for step_type, reward, step_discount, observation, action, q_values in recorded:
+      ids = writer.observation_ids(step_type)
+      completed = builder.step(step_type, reward, step_discount, action,
+                               q_taken=q_values[rows, action], ids=ids)
+      initial = priorities.initial_priorities(completed.q_taken, completed.reward,
+                                              completed.discount, q_values[completed.env])
+      writer.write(step_type, observation, completed, initial)
+      writer.flush(timeout_ms=60_000)
+    writer.flush(everything=True, timeout_ms=60_000)
+    writer.close()
+    transitions += len(recorded) * num_envs
+  dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
+  with open(out, "w") as f:
+    json.dump({"write_agent_steps_per_second": transitions / dt,
+               "write_agent_steps_per_cpu_second": transitions / max(cpu, 1e-9)}, f)
 
 
 def _measure_learner(address, layout, network, num_actions, observation_spec, seconds,

@@ -253,6 +253,12 @@ def _apex_table(r):
           g("actor_agent_steps_per_cpu_second"), g("act_observations_per_cpu_second"),
           r.get("act_batch_size"), g("actor_serial_bound_per_cpu_second"),
           g("actor_serial_bound_vs_emulator"), g("actor_vs_serial_bound_per_cpu_second")),
+      "| actor vs its full serial bound, per CPU second | %.0f agent steps | emulator + action "
+      "selection + replay writes alone (%.0f agent steps of n-step transitions, priorities "
+      "and Reverb writes per CPU second): %.0f steps = %.2f of the emulator | %.2f |" % (
+          g("actor_agent_steps_per_cpu_second"), g("write_agent_steps_per_cpu_second"),
+          g("actor_full_bound_per_cpu_second"), g("actor_full_bound_vs_emulator"),
+          g("actor_vs_full_bound_per_cpu_second")),
       "| all actors | %.0f agent steps/s, %.0f frames/s, %.0f inserts/s (%.2f cores) | | |" % (
           g("actor_agent_steps_per_second"), g("actor_frames_per_second"),
           g("inserts_per_second"), g("actor_cpu_cores_used")),
@@ -271,6 +277,8 @@ def _apex_table(r):
   summary = {k: r[k] for k in ("actor_vs_emulator_per_core", "actor_vs_emulator_per_cpu_second",
                                "actor_serial_bound_vs_emulator",
                                "actor_vs_serial_bound_per_cpu_second",
+                               "actor_full_bound_vs_emulator",
+                               "actor_vs_full_bound_per_cpu_second",
                                "learner_vs_train_step") if k in r}
   return lines, summary
 
