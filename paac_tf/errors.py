@@ -18,11 +18,12 @@ class TrainingDivergedError(UserError):
 
 
 def user_message(error):
-  """The error's text on one line, without the "In call to configurable ..." lines that gin
-  appends to exceptions raised inside configurables."""
-  lines = str(error).splitlines()
-  return " ".join(l.strip() for l in lines
-                  if l.strip() and not l.strip().startswith("In call to configurable"))
+  """The error's text on one line (runs of whitespace as one space; the error's type name
+  if it has no text), without the "In call to configurable ..." lines that gin appends to
+  exceptions raised inside configurables."""
+  lines = [l for l in str(error).splitlines()
+           if not l.strip().startswith("In call to configurable")]
+  return " ".join(" ".join(lines).split()) or type(error).__name__
 
 
 def run_cli(main_fn):

@@ -109,6 +109,13 @@ def test_unknown_game_is_a_clear_error(tmp_path):
   _expect_user_error(proc, "Unknown environment 'Pongg'", "Pong")
 
 
+def test_user_message_is_one_line_without_gin_call_lines():
+  from paac_tf import errors  # pylint: disable=import-outside-toplevel
+  error = ValueError("Replay at  host:1\n  is gone.\n  In call to configurable 'x' (<fn>)")
+  assert errors.user_message(error) == "Replay at host:1 is gone."
+  assert errors.user_message(TimeoutError()) == "TimeoutError"
+
+
 def test_missing_gin_file_is_a_clear_error(tmp_path):
   proc = run_module("paac_tf.train", "--gin_file=atarri.gin", "--root_dir=%s" % tmp_path)
   _expect_user_error(proc, "atarri.gin", "not found", "atari.gin")

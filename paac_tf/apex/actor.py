@@ -287,7 +287,7 @@ class _ActorLoop:
     self._server_lost = True
     logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
                     "after %.0f s).", self.actor_index, self.replay_address,
-                    transport.one_line(error), self.server_timeout_s)
+                    errors.user_message(error), self.server_timeout_s)
     info = transport.wait_for_replay(self.client, self.replay_address, self.server_timeout_s,
                                      should_stop=should_stop, since=lost)
     if info is None:
@@ -321,7 +321,7 @@ class _ActorLoop:
         return False
       except Exception as e:  # pylint: disable=broad-except  (not delivered: send it again)
         logging.warning("Actor report failed (%s); it goes with the next one.",
-                        transport.one_line(e))
+                        errors.user_message(e))
         for key in ("env_steps", "items"):
           self._unreported[key] += report[key]
         self._unreported["episodes"][:0] = report["episodes"]

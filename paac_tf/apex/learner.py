@@ -256,7 +256,7 @@ class _LearnerLoop:
       raise
     except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
       raise transport.ReplayUnavailableError(
-          "Publishing weights failed: %s" % transport.one_line(e)) from e
+          "Publishing weights failed: %s" % errors.user_message(e)) from e
 
   def _server_info(self):
     """The server's table infos. Through transport.probe: a server that is gone is noticed
@@ -265,7 +265,7 @@ class _LearnerLoop:
       return transport.probe(self.client, self.replay_address, _RPC_TIMEOUT_S)
     except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
       raise transport.ReplayUnavailableError(
-          "server_info failed: %s" % transport.one_line(e)) from e
+          "server_info failed: %s" % errors.user_message(e)) from e
 
   def _update_priorities(self, keys, new_priorities):
     """Writes the new priorities on the call thread (overlapping the next step)."""
@@ -282,7 +282,7 @@ class _LearnerLoop:
     lost = time.monotonic()
     self._replay_ok = False
     logging.warning("Learner lost the replay server at %s (%s); waiting for it (giving up "
-                    "after %.0f s).", self.replay_address, transport.one_line(error),
+                    "after %.0f s).", self.replay_address, errors.user_message(error),
                     self.server_timeout_s)
     if self._sampler is not None:
       self._sampler.close(wait_s=0)   # its thread ends once its call returns

@@ -57,6 +57,8 @@ import tensorflow as tf
 import tree
 from tf_agents.trajectories import time_step as ts
 
+from paac_tf import errors
+
 REPLAY_TABLE = "replay"
 WEIGHTS_TABLE = "weights"
 STATS_TABLE = "actor_stats"
@@ -354,10 +356,6 @@ class ReplayRetry:
     return min(self.max_s, self.initial_s * 2.0 ** (attempt - 1))
 
 
-def one_line(error):
-  return " ".join(str(error).split()) or type(error).__name__
-
-
 def probe(client, address, timeout_s):
   """The server's table infos. A TCP connection is tried first: it fails at once where
   nothing listens, while a gRPC call there waits for its whole deadline."""
@@ -395,11 +393,11 @@ def wait_for_replay(client, address, timeout_s, should_stop=None, retry=None, si
           "Replay server at %s not reachable for %.0f s (%d attempts; last error: %s); giving "
           "up (server_timeout_s = %g). Is the replay running there (python -m "
           "paac_tf.apex.replay --port=PORT --gin_file=...)?" % (
-              address, time.monotonic() - start, attempt, one_line(error),
+              address, time.monotonic() - start, attempt, errors.user_message(error),
               float(timeout_s))) from None
     delay = min(retry.delay(attempt), remaining)
     logging.warning("Replay server at %s not reachable (attempt %d); retrying in %.3g s (%s)",
-                    address, attempt, delay, one_line(error))
+                    address, attempt, delay, errors.user_message(error))
     until = time.monotonic() + delay
     while time.monotonic() < until:
       if should_stop():
@@ -494,7 +492,7 @@ class CallThread:
           try:
             self._check()
           except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-            raise ReplayUnavailableError("%s: server gone (%s)." % (what, one_line(e))) from e
+            raise ReplayUnavailableError("%s: server gone (%s)." % (what, errors.user_message(e))) from e
       if not future.done():
         raise ReplayUnavailableError("%s did not complete within %.0f s." % (what, timeout_s))
       self._future = None
@@ -502,7 +500,7 @@ class CallThread:
     except (RuntimeError, reverb.errors.ReverbError) as e:
       if isinstance(e, ReplayUnavailableError):
         raise
-      raise ReplayUnavailableError("%s failed: %s" % (what, one_line(e))) from e
+      raise ReplayUnavailableError("%s failed: %s" % (what, errors.user_message(e))) from e
 
   def start(self, fn):
     """Queues `fn()` (after any call still running); returns its concurrent Future."""
@@ -597,7 +595,7 @@ class BackgroundSampler:
     if error is None:
       return None
     if isinstance(error, (tf.errors.UnavailableError, tf.errors.CancelledError)):
-      raise ReplayUnavailableError("Sampling failed: %s" % one_line(error)) from error
+      raise ReplayUnavailableError("Sampling failed: %s" % errors.user_message(error)) from error
     raise error
 
   def close(self, wait_s=0.0):

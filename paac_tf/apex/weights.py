@@ -11,6 +11,7 @@ import gin
 import numpy as np
 import tree
 
+from paac_tf import errors
 from paac_tf.apex import transport
 from paac_tf.networks import dueling_q
 
@@ -58,7 +59,7 @@ def publish(client, model, learner_step, done=False, timeout_s=60.0, address=Non
         except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
           raise transport.ReplayUnavailableError(
               "Publishing weights (learner step %d): server gone (%s)."
-              % (learner_step, transport.one_line(e))) from e
+              % (learner_step, errors.user_message(e))) from e
       try:
         pending.flush(timeout_ms=1000)
       except reverb.errors.DeadlineExceededError:
