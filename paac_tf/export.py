@@ -28,7 +28,6 @@ Ape-X export is greedy by default; with greedy=False it acts epsilon-greedily wi
 """
 import contextlib
 import datetime
-import gc
 import inspect
 import json
 import logging as logging_lib
@@ -49,6 +48,7 @@ from tf_agents.trajectories import policy_step
 from tf_agents.trajectories import time_step as ts
 
 from paac_tf import errors
+from paac_tf.runtime import memory
 
 METADATA_FILE = "paac_tf_metadata.json"
 FORMAT_VERSION = 1
@@ -253,10 +253,10 @@ def _save_policy(algorithm, model, observation_spec, base_dir, version, metadata
                            greedy, epsilon)
   finally:
     # Saving traces the policy's functions; the traced graphs sit in reference cycles that
-    # Python's collector frees only now and then. A training run exports every 1M steps:
-    # without this, each export kept 10-16 MB in the trainer's RSS (measured on a Breakout
-    # run; 8 exports in a row: +48 MB, with a collection after each: +9 MB after the first).
-    gc.collect()
+    # Python's collector frees only now and then, and the C heap keeps what was freed. A
+    # training run exports every 1M steps: without this, each export kept 10-25 MB in the
+    # trainer's RSS (see paac_tf/runtime/memory.py).
+    memory.release()
 
 
 def _trace_and_save(algorithm, model, observation_spec, base_dir, version, metadata, greedy,

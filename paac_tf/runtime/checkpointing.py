@@ -22,6 +22,7 @@ from absl import logging
 import tensorflow as tf
 
 from paac_tf import errors
+from paac_tf.runtime import memory
 
 RUN_CONFIG = "run_config.json"
 
@@ -63,6 +64,7 @@ class Checkpointer:
     except (OSError, tf.errors.OpError) as e:
       raise self._save_failed(prefix, e) from None
     logging.info("Saved checkpoint %s", path)
+    memory.release()   # the save's buffers, back to the OS (see memory.py)
     return path
 
   def _save_failed(self, prefix, error):
