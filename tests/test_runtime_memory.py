@@ -38,3 +38,33 @@ def test_release_collects_reference_cycles():
     assert alive() is None
   finally:
     gc.enable()
+
+
+def test_summaries_of_changing_values_do_not_grow_the_process(tmp_path):
+  """TensorFlow caches the tensor of every distinct Python number it converts, for good:
+  a trainer writing its losses and step counts as Python numbers grew ~1 MB a minute."""
+  from paac_tf.runtime import summaries  # pylint: disable=import-outside-toplevel
+  writer = summaries.SummaryWriter(str(tmp_path))
+  process = psutil.Process()
+
+  def write(first, count):
+    for i in range(first, first + count):
+      writer.scalars({"Losses/total": 0.5 + i * 1e-7, "Metrics/NumberOfEpisodes": i}, i)
+
+  write(0, 2000)     # warm-up: TF's own one-time allocations
+  memory.release()
+  before = process.memory_info().rss
+  write(10 ** 6, 20000)
+  memory.release()
+  grown = (process.memory_info().rss - before) / 2 ** 20
+  writer.close()
+  # As Python numbers: 52 MB for these 40,000 scalars (measured); as numpy scalars: 6.
+  assert grown < 20, "%.1f MB" % grown
+
+
+def test_tf_scalar_gives_uncached_numpy_scalars():
+  from paac_tf.runtime import summaries  # pylint: disable=import-outside-toplevel
+  value, step = summaries.tf_scalar(0.25, np.float32), summaries.tf_scalar(7, np.int64)
+  assert type(value) is np.float32 and value == 0.25    # pylint: disable=unidiomatic-typecheck
+  assert type(step) is np.int64 and step == 7           # pylint: disable=unidiomatic-typecheck
+  assert not isinstance(value, float) and not isinstance(step, int)

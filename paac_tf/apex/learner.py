@@ -325,8 +325,8 @@ class _LearnerLoop:
 
   def _save(self):
     self._checked_metrics()
-    self.env_steps_var.assign(self.reports.env_steps)
-    self.episodes_var.assign(self.reports.window.total)
+    self.env_steps_var.assign(summaries.tf_scalar(self.reports.env_steps, np.int64))
+    self.episodes_var.assign(summaries.tf_scalar(self.reports.window.total, np.int64))
     self.checkpointer.save(self.reports.env_steps)
     self._saved_at = (self.reports.env_steps, self.learner_steps)
 

@@ -109,15 +109,15 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
         values_np["Perf/steps_per_second"] = (steps - perf_steps) / max(now - perf_t, 1e-9)
         perf_t, perf_steps = now, steps
         writer.scalars(values_np, updates)
-        env_steps.assign(steps)
-        episodes_done.assign(window.total)
+        env_steps.assign(summaries.tf_scalar(steps, np.int64))
+        episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
         writer.episode_metrics(window, updates, steps)
       progress.update(steps, window.average_return)
 
       if steps >= next_checkpoint:
         _checked_metrics(metrics, updates)
         _check_finite_weights(agent.model, updates)
-        env_steps.assign(steps)
+        env_steps.assign(summaries.tf_scalar(steps, np.int64))
         checkpointer.save(steps)
         last_saved = steps
         next_checkpoint += checkpoint_interval
@@ -136,8 +136,8 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
     progress.update(steps, window.average_return, force=True)
     progress.close()
     writer.flush()
-  env_steps.assign(steps)
-  episodes_done.assign(window.total)
+  env_steps.assign(summaries.tf_scalar(steps, np.int64))
+  episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
   writer.episode_metrics(window, int(agent.optimizer.iterations.numpy()), steps)
   writer.close()
   if steps != last_saved:
