@@ -120,3 +120,51 @@ def test_heads_are_initialised_independently_as_the_original_code():
   # Independent draws: the value head is not a copy of the policy head's first weights.
   assert not np.allclose(value[:, 0], policy.reshape(-1)[:256])
   assert model.value_head.bias.numpy()[0] != model.policy_head.bias.numpy()[0]
+
+
+def test_packed_act_and_train_are_act_and_train():
+  """The training loop's calls (one tensor out, the step arrays in one) compute exactly
+  what `act` and `train` do, from the same weights and RNG state."""
+  a, b = _agent(seed=5), _agent(seed=5)
+  b.model.set_weights(a.model.get_weights())
+  obs = np.random.default_rng(2).integers(0, 256, size=(B, 84, 84, 4), dtype=np.uint8)
+  actions, values = a.act(obs)
+  packed = b.act_packed(obs).numpy()
+  assert packed.shape == (B, 2) and packed.dtype == np.float32
+  np.testing.assert_array_equal(packed[:, 0].astype(np.int64), actions.numpy())
+  np.testing.assert_allclose(packed[:, 1], values.numpy(), rtol=1e-6)
+
+  obs_b, act_b, rewards, discounts, next_last, is_last, values_b = _batch(a)
+  metrics = a.train(obs_b, act_b, rewards, discounts, next_last, is_last, values_b)
+  step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
+  vector = b.train_packed(obs_b, act_b, step_data, values_b).numpy()
+  assert vector.shape == (len(agent_lib.METRIC_NAMES),)
+  for name, value in zip(agent_lib.METRIC_NAMES, vector):
+    np.testing.assert_allclose(value, float(metrics[name]), rtol=1e-5, err_msg=name)
+  for wa, wb in zip(a.model.get_weights(), b.model.get_weights()):
+    np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-7)
+
+
+def test_the_loop_creates_few_tensors_per_update():
+  """TF 2.15 on Python 3.11 leaks ~48 B per EagerTensor (tensorflow#62551): an update of
+  the rollout runner is one packed act call per step and one packed train call, each
+  returning one tensor, and the metrics come back as numpy numbers."""
+  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
+  try:
+    model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(),
+                                            torso="mlp")
+    agent = agent_lib.PaacAgent(model, total_updates=100)
+    runner = rollout.RolloutRunner(env, agent, t_max=5)
+    runner.run_update()
+    calls = []
+    act, train = agent.act_packed, agent.train_packed
+    agent.act_packed = lambda *x: calls.append("act") or act(*x)
+    agent.train_packed = lambda *x: calls.append("train") or train(*x)
+    metrics = runner.run_update()
+    assert calls == ["act"] * 5 + ["train"]
+    assert set(metrics) == set(agent_lib.METRIC_NAMES)
+    assert all(isinstance(v, np.floating) for v in metrics.values())
+  finally:
+    env.close()

@@ -14,8 +14,8 @@ class RecordingAgent(agent_lib.PaacAgent):
   def __init__(self, *args, **kwargs):
     super().__init__(*args, **kwargs)
     self.batches = []
-    compiled = self.train
-    self.train = lambda *batch: (self.batches.append(batch), compiled(*batch))[1]
+    compiled = self.train_packed
+    self.train_packed = lambda *batch: (self.batches.append(batch), compiled(*batch))[1]
 
 
 @pytest.mark.parametrize("num_groups,overlap", [(1, False), (2, False), (2, True)])
@@ -32,7 +32,11 @@ def test_batches_are_consistent_rollouts(num_groups, overlap):
       assert np.isfinite(float(metrics["Losses/total"]))
   finally:
     env.close()
-  for obs, actions, rewards, discounts, next_last, is_last, values in agent.batches:
+  for obs, actions, step_data, values in agent.batches:
+    assert step_data.shape == (4, t_max, n) and step_data.dtype == np.float32
+    rewards, discounts, next_last, is_last = step_data
+    assert set(np.unique(next_last)) <= {0.0, 1.0} and set(np.unique(is_last)) <= {0.0, 1.0}
+    next_last, is_last = next_last > 0.5, is_last > 0.5
     assert obs.shape == (t_max, n, 4) and actions.shape == (t_max, n)
     assert values.shape == (t_max + 1, n)
     # The step type seen after step t is the one acted on at step t + 1.
@@ -41,7 +45,7 @@ def test_batches_are_consistent_rollouts(num_groups, overlap):
     np.testing.assert_array_equal(rewards, np.where(is_last, 0.0, 1.0))
     # Discount 0 exactly where an episode terminated.
     assert np.all(discounts[~next_last] == 1.0)
-  assert any(np.any(b[4]) for b in agent.batches), "no episode ended inside a rollout"
+  assert any(np.any(b[2][2]) for b in agent.batches), "no episode ended inside a rollout"
 
 
 def test_grouped_environment_matches_specs_and_splits_seeds():

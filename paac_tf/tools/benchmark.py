@@ -87,7 +87,7 @@ def part_act(game, network, jit, num_envs, seconds):
   import numpy as np  # pylint: disable=import-outside-toplevel
   agent = _agent(game, network, jit)
   obs = np.random.default_rng(0).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
-  return {"obs_per_s": _timed(lambda: agent.act(obs)[0].numpy().size, seconds)}
+  return {"obs_per_s": _timed(lambda: len(agent.act_packed(obs).numpy()), seconds)}
 
 
 def part_train(game, network, jit, num_envs, t_max, seconds):
@@ -95,13 +95,13 @@ def part_train(game, network, jit, num_envs, t_max, seconds):
   agent = _agent(game, network, jit)
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
+  step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], shape), np.ones(shape), np.zeros(shape),
+                        np.zeros(shape)]).astype(np.float32)
   batch = (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
-           rng.integers(0, 6, shape), rng.choice([-1.0, 0.0, 1.0], shape).astype(np.float32),
-           np.ones(shape, np.float32), np.zeros(shape, bool), np.zeros(shape, bool),
-           np.zeros((t_max + 1, num_envs), np.float32))
+           rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
 
-  def train():
-    agent.train(*batch)["Losses/total"].numpy()
+  def train():   # the loop's call (rollout.py): the packed train step
+    agent.train_packed(*batch).numpy()
     return t_max * num_envs
   return {"samples_per_s": _timed(train, seconds)}
 
@@ -118,7 +118,7 @@ def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, netwo
     runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
 
     def update():
-      runner.run_update()["Losses/total"].numpy()
+      float(runner.run_update()["Losses/total"])
       return runner.steps_per_update
     return {"steps_per_s": _timed(update, seconds, warmup=5)}
   finally:

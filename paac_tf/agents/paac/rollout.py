@@ -16,6 +16,8 @@ import numpy as np
 import tensorflow as tf
 from tf_agents.trajectories import time_step as ts
 
+from paac_tf.agents.paac import agent as agent_lib
+
 LAST = int(ts.StepType.LAST)
 
 
@@ -52,7 +54,7 @@ class RolloutRunner:
     self.groups = list(getattr(env, "groups", [env]))
     self.steps_per_update = int(env.batch_size) * self.t_max
     self._buffers = [_GroupBuffer() for _ in self.groups]
-    self._decisions = None   # per group: (time_step, actions tensor, values tensor)
+    self._decisions = None   # per group: (time_step, actions, values), numpy
     self._in_flight = False  # whether every group has a step sent and not yet received
     self._concrete_functions = {}
 
@@ -71,7 +73,9 @@ class RolloutRunner:
     return concrete(*args)
 
   def _act(self, observation):
-    return self._concrete(self.agent.act, observation)
+    """(actions int64 [B], values float32 [B]) as numpy, from one packed tensor."""
+    packed = self._concrete(self.agent.act_packed, observation).numpy()
+    return packed[:, 0].astype(np.int64), packed[:, 1]
 
   def start(self):
     """Resets the envs and picks the first actions."""
@@ -84,9 +88,8 @@ class RolloutRunner:
 
   def _send(self, k):
     time_step, actions, values = self._decisions[k]
-    actions_np = actions.numpy()
-    self._buffers[k].record_decision(time_step, actions_np, values)
-    self.groups[k].send(actions_np)
+    self._buffers[k].record_decision(time_step, actions, values)
+    self.groups[k].send(actions)
 
   def run_update(self):
     """Collects one rollout, trains on it; returns the update's metrics (tensors)."""
@@ -110,17 +113,22 @@ class RolloutRunner:
     if self.overlap_learner:
       for k in range(len(self.groups)):
         self._send(k)
-    return self._concrete(self.agent.train, *batch)
+    metrics = self._concrete(self.agent.train_packed, *batch).numpy()
+    return dict(zip(agent_lib.METRIC_NAMES, metrics))
 
   def _batch(self):
-    """Time-major arrays [T, n_e, ...] concatenated over groups, values [T + 1, n_e]."""
-    def cat(field):
+    """`train_packed`'s arguments: observations and actions [T, n_e, ...] concatenated over
+    groups, step data [4, T, n_e] (rewards, discounts, next_is_last, is_last), values
+    [T + 1, n_e]."""
+    def cat(field, dtype=None):
       parts = [np.stack(getattr(b, field)) for b in self._buffers]
-      return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-    values = [tf.stack(b.values + [d[2]]) for b, d in zip(self._buffers, self._decisions)]
-    values = values[0] if len(values) == 1 else tf.concat(values, axis=1)
-    return (cat("obs"), cat("actions"), cat("rewards"), cat("discounts"), cat("next_last"),
-            cat("is_last"), values)
+      out = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+      return out if dtype is None else out.astype(dtype, copy=False)
+    values = [np.stack(b.values + [d[2]]) for b, d in zip(self._buffers, self._decisions)]
+    values = values[0] if len(values) == 1 else np.concatenate(values, axis=1)
+    step_data = np.stack([cat("rewards", np.float32), cat("discounts", np.float32),
+                          cat("next_last", np.float32), cat("is_last", np.float32)])
+    return cat("obs"), cat("actions"), step_data, values
 
   def pop_finished_episodes(self):
     return self.env.pop_finished_episodes()

@@ -97,10 +97,11 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   perf_t, perf_steps = time.monotonic(), steps
   reason = "done"
   try:
+    updates = int(agent.optimizer.iterations.numpy())
     while steps < total_steps:
       metrics = runner.run_update()
       steps += runner.steps_per_update
-      updates = int(agent.optimizer.iterations.numpy())
+      updates += 1    # as agent.optimizer.iterations, without reading it every update
       window.add(env.pop_finished_episodes())
 
       if updates % summary_interval == 0:
@@ -156,7 +157,7 @@ def _checked_metrics(metrics, updates):
   """The metrics as numbers; stops training on a non-finite loss or gradient norm."""
   if metrics is None:
     return {}
-  values = {k: float(v.numpy()) for k, v in metrics.items()}
+  values = {k: float(v) for k, v in metrics.items()}
   if not (np.isfinite(values["Losses/total"]) and np.isfinite(values["Optimizer/global_norm"])):
     raise errors.TrainingDivergedError(
         "Loss or gradient norm is not finite at update %d (%s). Training stopped; the last "
