@@ -47,8 +47,9 @@ class SummaryWriter:
 
   def scalars(self, values, step):
     # numpy float32 / int64, not Python numbers: TensorFlow caches the tensor of every
-    # Python int and float it converts, for the life of the process (~0.8 KB each), so
-    # writing Python numbers grew a Pong trainer's RSS by ~1 MB a minute.
+    # Python int and float it converts, for the life of the process. Measured: 40,000
+    # scalars written as Python numbers kept 52 MB, as numpy scalars 6 MB; a Pong trainer
+    # writes ~400 a minute.
     step = tf_scalar(step, np.int64)
     with self._writer.as_default():
       for tag, value in values.items():
