@@ -370,8 +370,9 @@ def _measure_act(config_file, seconds, work_dir):
 
 
 def _measure_write(config_file, address, seconds, work_dir):
-  """The actor's replay writes alone, in a process of its own: transitions per CPU second
-  (process CPU, so Reverb's compression and gRPC threads count)."""
+  """The actor's replay writes alone, in a process of its own: agent steps (one frame and
+  about one transition each) per CPU second (process CPU, so Reverb's compression and
+  gRPC threads count)."""
   return _in_subprocess("_write_worker", [config_file, address, str(seconds)], work_dir,
                         "write", "the actor's replay writes")
 
@@ -456,9 +457,9 @@ def _write_worker(config_file, address, seconds, out, recorded_steps=200):
     env.close()
   client = reverb.Client(address)
   rows = np.arange(num_envs)
-  transitions = 0
+  agent_steps = 0
   t0, cpu0 = time.monotonic(), time.process_time()
-  while time.monotonic() - t0 < seconds or transitions == 0:
+  while time.monotonic() - t0 < seconds or agent_steps == 0:
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
     writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
     for step_type, reward, step_discount, observation, action, q_values in recorded:
@@ -471,11 +472,11 @@ def _write_worker(config_file, address, seconds, out, recorded_steps=200):
       writer.flush(timeout_ms=60_000)
     writer.flush(everything=True, timeout_ms=60_000)
     writer.close()
-    transitions += len(recorded) * num_envs
+    agent_steps += len(recorded) * num_envs
   dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
   with open(out, "w") as f:
-    json.dump({"write_agent_steps_per_second": transitions / dt,
-               "write_agent_steps_per_cpu_second": transitions / max(cpu, 1e-9)}, f)
+    json.dump({"write_agent_steps_per_second": agent_steps / dt,
+               "write_agent_steps_per_cpu_second": agent_steps / max(cpu, 1e-9)}, f)
 
 
 def _measure_learner(address, layout, network, num_actions, observation_spec, seconds,

@@ -92,7 +92,7 @@ class RolloutRunner:
     self.groups[k].send(actions)
 
   def run_update(self):
-    """Collects one rollout, trains on it; returns the update's metrics (tensors)."""
+    """Collects one rollout, trains on it; returns the update's metrics {name: numpy float}."""
     if self._decisions is None:
       self.start()
     if not self._in_flight:
