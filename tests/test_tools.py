@@ -126,10 +126,13 @@ def fixture_workspace(tmp_path):
   return tmp_path
 
 
-def _row(markdown, game):
+def _row(markdown, game, index=None):
+  """The table row of `game` (its only one; or its `index`-th when it has several)."""
   rows = [line for line in markdown.splitlines() if line.startswith("| %s |" % game)]
-  assert len(rows) == 1, markdown
-  return [c.strip() for c in rows[0].strip("|").split(" | ")]
+  if index is None:
+    assert len(rows) == 1, markdown
+    index = 0
+  return [c.strip() for c in rows[index].strip("|").split(" | ")]
 
 
 def _header(markdown):
@@ -211,11 +214,11 @@ def test_compare_table_numbers(workspace):
                                        command="python -m paac_tf.tools.compare runs results")
   assert text.splitlines()[0].startswith(compare.GENERATED_MARKER)
   assert "`python -m paac_tf.tools.compare runs results`" in text.splitlines()[0]
-  assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Seaquest"]
+  assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Pong", "Seaquest"]
   header = _header(text)
   col = header.index
 
-  pong = _row(text, "Pong")
+  pong = _row(text, "Pong", index=1)     # the run's newest evaluation, after its earlier one
   mean, std = statistics.mean(PONG_RETURNS), statistics.pstdev(PONG_RETURNS)
   assert pong[col("Our score (mean ± std)")] == (
       "%.1f ± %.1f (N=30, up to 30 no-op starts)" % (mean, std))
@@ -261,7 +264,13 @@ def test_compare_table_numbers(workspace):
   assert "Seaquest Ape-X (seaquest_apex): 40k frames (10k agent steps) = 0.00018% of " \
          "Ape-X's 22.8B frames." in text
   assert "Breakout PAAC (breakout_paac): training budget unknown" in text
-  assert "1 older evaluation not shown" in text
+  # The run's earlier evaluation (32,000 agent steps) has its own row, left out of the median.
+  earlier = _row(text, "Pong", index=0)
+  assert earlier[col("Our score (mean ± std)")] == "-20.0 ± 0.0 (N=30, up to 30 no-op starts)"
+  assert earlier[col("Frames trained")] == "128k frames (run: %s)" % compare.human_count(
+      4 * 500 * N_E * T_MAX)
+  assert "an earlier evaluation of this run (not in the medians" in text
+  assert "the run's newest evaluation (its score in the medians)" in text
 
 
 def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
@@ -270,10 +279,15 @@ def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
   _write_json(str(workspace / "elsewhere" / "pong" / "eval.json"),
               _eval_json("Pong", [21.0] * 30, 96000, policy))
   results = compare.collect([run, str(workspace / "elsewhere"), run])
-  assert len(results) == 1
-  (pong,) = results
-  assert pong.score[0] == 21.0 and pong.agent_steps == 600 * N_E * T_MAX
+  # One run (given twice), three evaluations (each once), oldest first; the newest is
+  # the one elsewhere, matched to the run by its policy_dir.
+  assert [r.name for r in results] == ["pong_paac"] * 3
+  assert [r.agent_steps for r in results] == [32000, 80000, 96000]
+  pong = results[-1]
+  assert pong.score[0] == 21.0 and pong.run_agent_steps == 500 * N_E * T_MAX
   assert pong.run_events is not None and len(pong.other_evals) == 2
+  assert all(r.newer_eval == pong.eval_path and r.run_events is pong.run_events
+             for r in results[:-1])
 
 
 def test_compare_reads_train_step_in_agent_steps_or_in_updates_when_told(tmp_path):

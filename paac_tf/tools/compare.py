@@ -5,9 +5,10 @@ r"""Compares runs with the published scores: a markdown table, printed and writt
 
 Each argument is a run directory (what `paac_tf.train` writes), a results directory, or
 a folder of either. Read from each (recursively):
-- `eval.json` files (written by `python -m paac_tf.evaluate`): the score of a run is its
-  evaluation with the highest train_step. An eval.json outside any run directory is
-  matched to its run through its `policy_dir`;
+- `eval.json` files (written by `python -m paac_tf.evaluate`): one row per evaluation
+  (a run evaluated at its budget and again after it was resumed shows both); the score of
+  a run in the medians is its evaluation with the highest train_step. An eval.json
+  outside any run directory is matched to its run through its `policy_dir`;
 - TensorBoard event files (`train/events.out.tfevents*`): the training budget (agent
   steps; frames = 4 x agent steps on Atari) and wall time, and, for runs never
   evaluated, the last training average (marked as such, not a 30 no-op score);
@@ -57,7 +58,8 @@ class RunResult:
   network: Optional[str] = None
   evaluation: Optional[dict] = None        # the chosen eval.json's contents
   eval_path: Optional[str] = None
-  other_evals: List[str] = dataclasses.field(default_factory=list)
+  other_evals: List[str] = dataclasses.field(default_factory=list)   # the run's earlier ones
+  newer_eval: Optional[str] = None         # set on an earlier evaluation: the run's newest
   run_events: Optional[events.RunEvents] = None
   run_info: dict = dataclasses.field(default_factory=dict)
   run_info_path: Optional[str] = None
@@ -297,17 +299,36 @@ def _number(value):
     return None
 
 
-def build_result(group):
-  """A RunResult from a group's run directory, evaluations and run_info.json."""
+def build_results(group):
+  """One RunResult per evaluation of the group (oldest first), or one without any: each
+  earlier evaluation of a run (e.g. at the issue's budget, before the run was resumed) is
+  a row of its own; the newest is the run's score for the medians."""
+  if len(group.evals) <= 1:
+    return [build_result(group)]
+  ordered = sorted(group.evals, key=_eval_order)
+  newest = build_result(group, ordered[-1])
+  newest.other_evals = [p for p, _ in ordered[:-1]]
+  earlier = []
+  for chosen in ordered[:-1]:
+    result = build_result(group, chosen, run_events=newest.run_events)
+    result.newer_eval = newest.eval_path
+    earlier.append(result)
+  return earlier + [newest]
+
+
+def build_result(group, chosen=None, run_events=None):
+  """A RunResult from a group's run directory, one evaluation (`chosen`, a (path, dict);
+  default: the newest) and the run_info.json nearest to it. `run_events`: the run's
+  summaries if already read."""
   run = group.run
   root = run.root if run else group.root
   result = RunResult(name=os.path.basename(os.path.normpath(root)), root=root)
   run_config = run.run_config if run else {}
 
-  if group.evals:
-    ordered = sorted(group.evals, key=_eval_order)
-    result.eval_path, result.evaluation = ordered[-1]
-    result.other_evals = [p for p, _ in ordered[:-1]]
+  if chosen is None and group.evals:
+    chosen = sorted(group.evals, key=_eval_order)[-1]
+  if chosen is not None:
+    result.eval_path, result.evaluation = chosen
 
   starts = ([os.path.dirname(result.eval_path)] if result.eval_path else []) + [root]
   info_path = _nearest(RUN_INFO, starts, group.top)
@@ -336,8 +357,11 @@ def build_result(group):
   if info.get("notes"):
     result.notes.append(str(info["notes"]))
 
-  if run is not None and run.event_dir and events.event_files(run.event_dir):
+  if run_events is not None:
+    result.run_events = run_events
+  elif run is not None and run.event_dir and events.event_files(run.event_dir):
     result.run_events = events.read_run_events(run.event_dir)
+  if result.run_events is not None:
     if result.run_events.truncated:
       result.notes.append("the last event record was incomplete (run still writing?)")
   _fill_budget(result, run_config)
@@ -422,8 +446,9 @@ def collect(paths):
         merged[key].run = merged[key].run or group.run
       else:
         merged[key] = group
-  results = [build_result(g) for g in merged.values()]
-  results.sort(key=lambda r: (r.game or r.env_name or "~", algorithm_name(r.algorithm), r.name))
+  results = [r for g in merged.values() for r in build_results(g)]
+  results.sort(key=lambda r: (r.game or r.env_name or "~", algorithm_name(r.algorithm), r.name,
+                              r.frames if r.frames is not None else -1.0))
   return results
 
 
@@ -578,11 +603,12 @@ def markdown_table(header, rows):
 def median_hns(results):
   """{algorithm: (median fraction, [games])} over evaluated runs with reference scores.
 
-  One value per game: the mean over that algorithm's evaluated runs of the game.
+  One value per game: the mean over that algorithm's evaluated runs of the game, each run
+  by its newest evaluation.
   """
   per_algorithm = {}
   for r in results:
-    if r.evaluated and r.hns is not None:
+    if r.evaluated and r.hns is not None and r.newer_eval is None:
       games = per_algorithm.setdefault(algorithm_name(r.algorithm) or "?", {})
       games.setdefault(r.game, []).append(r.hns)
   out = {}
@@ -667,9 +693,12 @@ def source_lines(result):
       text += "; protocol: %s" % evaluation["protocol"]
     parts.append(text)
     if result.other_evals:
-      parts.append("%d older evaluation%s not shown: %s" % (
-          len(result.other_evals), "" if len(result.other_evals) == 1 else "s",
-          ", ".join("`%s`" % _display_path(p) for p in result.other_evals)))
+      parts.append("the run's newest evaluation (its score in the medians); earlier, each "
+                   "in a row of its own: %s" % ", ".join(
+                       "`%s`" % _display_path(p) for p in result.other_evals))
+    if result.newer_eval:
+      parts.append("an earlier evaluation of this run (not in the medians; its newest: `%s`)"
+                   % _display_path(result.newer_eval))
   else:
     point = result.training_return
     if point is not None:
