@@ -7,11 +7,17 @@ Parts, each in its own subprocess (so that peak RSS is per part and one part can
 another): (a) Atari env-only agent steps/s with random actions, vector and portable paths;
 (b) compiled action selection alone, observations/s at batch n_e; (c) compiled train step
 alone, samples/s at batch n_e * t_max, arch_nips and arch_nature, with and without XLA;
-(d) the full PAAC training loop, agent steps/s, plain and pipelined; (e) Ape-X
+(d) the full PAAC training loop, agent steps/s, plain and pipelined; (d') the plain loop
+and (a), (b), (c) again in one process, in alternating segments for several rounds, each
+round's ratio loop / serial bound and their median (the parts of one round are seconds
+apart, so a drift of a shared machine's speed, which moves separate measurements by 10-30%,
+affects all four alike); (e) Ape-X
 (`paac_tf.apex.benchmark.measure`: the actors' emulator alone, actors writing to a real
 Reverb server, the learner sampling from it, its train step alone, bytes per stored
 transition, peak RSS per process). The table gives the full PAAC loop as a ratio of the
-serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone; Ape-X's
+serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone, and
+round by round from (d'); act and train are called as the loop calls them (concrete
+functions, no per-call argument matching); Ape-X's
 actors per process as a ratio of the emulator alone on one core, and its learner as a
 ratio of its train step alone.
 Machines are shared and vary from run to run: compare ratios from one run, not figures
@@ -83,25 +89,42 @@ def _agent(game, network, jit):
   return agent_lib.PaacAgent(model, total_updates=10 ** 6, jit_compile=jit)
 
 
+def _concrete(function, *args):
+  """`function` (a tf.function) traced for these arguments: the loop calls its steps this
+  way (rollout.RolloutRunner), without tf.function's per-call argument matching."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  concrete = function.get_concrete_function(*(tf.TensorSpec(a.shape, a.dtype) for a in args))
+  return lambda: concrete(*args)
+
+
+def _random_observations(num_envs, seed=0):
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  return np.random.default_rng(seed).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
+
+
 def part_act(game, network, jit, num_envs, seconds):
-  import numpy as np  # pylint: disable=import-outside-toplevel
   agent = _agent(game, network, jit)
-  obs = np.random.default_rng(0).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
-  return {"obs_per_s": _timed(lambda: len(agent.act_packed(obs).numpy()), seconds)}
+  act = _concrete(agent.act_packed, _random_observations(num_envs))
+  return {"obs_per_s": _timed(lambda: len(act().numpy()), seconds)}
 
 
-def part_train(game, network, jit, num_envs, t_max, seconds):
+def _train_batch(num_envs, t_max, seed=0):
+  """`train_packed`'s arguments for a random rollout of t_max steps from num_envs envs."""
   import numpy as np  # pylint: disable=import-outside-toplevel
-  agent = _agent(game, network, jit)
-  rng = np.random.default_rng(0)
+  rng = np.random.default_rng(seed)
   shape = (t_max, num_envs)
   step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], shape), np.ones(shape), np.zeros(shape),
                         np.zeros(shape)]).astype(np.float32)
-  batch = (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
-           rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
+  return (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
+          rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
+
+
+def part_train(game, network, jit, num_envs, t_max, seconds):
+  agent = _agent(game, network, jit)
+  step = _concrete(agent.train_packed, *_train_batch(num_envs, t_max))
 
   def train():   # the loop's call (rollout.py): the packed train step
-    agent.train_packed(*batch).numpy()
+    step().numpy()
     return t_max * num_envs
   return {"samples_per_s": _timed(train, seconds)}
 
@@ -125,6 +148,52 @@ def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, netwo
     env.close()
 
 
+def part_interleaved(game, num_envs, t_max, rounds, seconds, network="arch_nips"):
+  """The PAAC loop and the three parts of its serial bound, measured in one process in
+  alternating segments (env alone, act alone, train alone, loop; `rounds` times,
+  `seconds` each) on the same env and agent, through the loop's call paths: a machine
+  whose speed drifts affects each round's four rates alike. Returns each round's rates,
+  bound and ratio, and their medians."""
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment(game, num_envs, 8, 0)
+  try:
+    model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), network)
+    agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
+    runner = rollout.RolloutRunner(env, agent, t_max)
+    act = _concrete(agent.act_packed, _random_observations(num_envs))
+    train = _concrete(agent.train_packed, *_train_batch(num_envs, t_max))
+    rng = np.random.default_rng(0)
+
+    def env_step():
+      env.step(rng.integers(0, env.num_actions, size=num_envs))
+      return num_envs
+
+    def update():
+      float(runner.run_update()["Losses/total"])
+      return runner.steps_per_update
+    per_round = []
+    for _ in range(int(rounds)):
+      env.reset()
+      rates = {"env": _timed(env_step, seconds),
+               "act": _timed(lambda: len(act().numpy()), seconds),
+               "train": _timed(lambda: (train().numpy(), t_max * num_envs)[1], seconds)}
+      runner.start()     # the env was stepped outside the runner: begin from a reset
+      rates["loop"] = _timed(update, seconds, warmup=2)
+      rates["bound"] = 1.0 / (1.0 / rates["env"] + 1.0 / rates["act"] + 1.0 / rates["train"])
+      rates["ratio"] = rates["loop"] / rates["bound"]
+      per_round.append(rates)
+  finally:
+    env.close()
+  median = {k: float(np.median([r[k] for r in per_round])) for k in per_round[0]}
+  return {"rounds": per_round, "median": median,
+          "ratio_min": min(r["ratio"] for r in per_round),
+          "ratio_max": max(r["ratio"] for r in per_round)}
+
+
 def part_apex(game, quick, gin_file="apex_atari.gin", **overrides):
   """Ape-X: see paac_tf/apex/benchmark.py (overrides: num_actors, *_seconds)."""
   from paac_tf.apex import benchmark as apex_benchmark  # pylint: disable=import-outside-toplevel
@@ -132,7 +201,7 @@ def part_apex(game, quick, gin_file="apex_atari.gin", **overrides):
 
 
 PARTS = {"env": part_env, "act": part_act, "train": part_train, "loop": part_loop,
-         "apex": part_apex}
+         "interleaved": part_interleaved, "apex": part_apex}
 
 
 def _run_part(name, **kwargs):
@@ -149,7 +218,8 @@ def _run_part(name, **kwargs):
   label = " ".join("%s=%s" % kv for kv in kwargs.items() if kv[0] not in ("seconds", "game"))
   shown = {k: (round(v, 1) if isinstance(v, float) else v) for k, v in result.items()
            if k not in kwargs and k != "part" and (
-               name != "apex" or k.endswith(("_per_second", "error")) or k.startswith("skip"))}
+               name != "apex" or k.endswith(("_per_second", "error")) or k.startswith("skip"))
+           and k != "rounds"}
   print("  %-6s %-60s %s" % (name, label, shown), flush=True)
   return result
 
@@ -174,6 +244,8 @@ def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
   for groups, overlap in loops:
     results.append(_run_part("loop", game=game, num_envs=num_envs, t_max=t_max,
                              num_groups=groups, overlap_learner=overlap, seconds=2 * s))
+  results.append(_run_part("interleaved", game=game, num_envs=num_envs, t_max=t_max,
+                           rounds=2 if quick else 7, seconds=3 if quick else 4))
   results.append(_run_part("apex", game=game, quick=quick, gin_file=apex_gin_file))
   return results
 
@@ -195,6 +267,8 @@ def summarize(results, num_envs):
     if "error" in r or "skipped" in r:
       lines.append("| %s %s | %s | |" % (r["part"], _label(r), r.get("error") or r.get("skipped")))
       continue
+    if r["part"] == "interleaved":
+      continue     # its own table below
     if r["part"] == "apex":
       lines.append("| apex %s actors=%s | %.0f actor frames/s, %.1f learner batches/s | %.0f |" % (
           r.get("env_name", ""), r.get("num_actors"), r.get("actor_frames_per_second", 0.0),
@@ -221,11 +295,37 @@ def summarize(results, num_envs):
                                    "vs_env": r["steps_per_s"] / env["steps_per_s"]}
         lines.append("| %s | %.0f | %.2f | %.2f |" % (name, r["steps_per_s"], ratio,
                                                      r["steps_per_s"] / env["steps_per_s"]))
+  interleaved = _find(results, "interleaved")
+  if interleaved:
+    interleaved_lines, summary["interleaved"] = _interleaved_table(interleaved)
+    lines += [""] + interleaved_lines
   apex = _find(results, "apex")
   if apex and "skipped" not in apex:
     apex_lines, summary["apex"] = _apex_table(apex)
     lines += [""] + apex_lines
   return "\n".join(lines) + "\n", summary
+
+
+def _interleaved_table(r):
+  """The loop against its serial bound, round by round, all measured in one process."""
+  m = r["median"]
+  lines = [
+      "The same loop (groups=1) and the three parts of its bound measured again in one "
+      "process, in alternating segments of %s s (env alone, act alone, train alone, loop), "
+      "%d rounds, through the loop's call paths: a drift of the machine's speed affects each "
+      "round's four rates alike." % (r.get("seconds"), len(r["rounds"])),
+      "",
+      "| round | env steps/s | act obs/s | train samples/s | serial bound | loop steps/s "
+      "| loop / bound |", "|---|---:|---:|---:|---:|---:|---:|"]
+  for i, x in enumerate(r["rounds"], 1):
+    lines.append("| %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |" % (
+        i, x["env"], x["act"], x["train"], x["bound"], x["loop"], x["ratio"]))
+  lines.append("| median | %.0f | %.0f | %.0f | %.0f | %.0f | **%.2f** |" % (
+      m["env"], m["act"], m["train"], m["bound"], m["loop"], m["ratio"]))
+  summary = {"loop_vs_bound_median": m["ratio"], "loop_vs_bound_min": r["ratio_min"],
+             "loop_vs_bound_max": r["ratio_max"], "loop_steps_per_s_median": m["loop"],
+             "bound_steps_per_s_median": m["bound"]}
+  return lines, summary
 
 
 def _apex_table(r):
