@@ -482,12 +482,22 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
 def test_benchmark_interleaved_part_measures_loop_and_bound_in_alternating_rounds():
   """The loop against its serial bound, each round's four rates from one process (Pong,
   arch_nips, short segments), and the table built from them."""
-  args = {"game": "Pong", "num_envs": 8, "t_max": 5, "rounds": 2, "seconds": 0.5}
-  proc = _run_cli("paac_tf.tools.benchmark", "--part=interleaved", "--args=" + json.dumps(args),
-                  cwd=REPO, timeout=280)
+  # As the benchmark runs it: a subprocess for the part, then the table from its result.
+  code = r'''
+import json
+from paac_tf.tools import benchmark
+r = benchmark._run_part("interleaved", game="Pong", num_envs=8, t_max=5, num_rounds=2,
+                        seconds=0.5)
+table, summary = benchmark.summarize([r], 8)
+print(json.dumps({"result": r, "table": table, "summary": summary}))
+'''
+  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                        timeout=280)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  result = json.loads([l for l in proc.stdout.splitlines() if l.startswith("{")][-1])
-  assert len(result["rounds"]) == 2
+  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  result = out["result"]
+  assert "error" not in result, result
+  assert len(result["rounds"]) == 2 and result["num_rounds"] == 2
   for r in result["rounds"]:
     assert all(r[k] > 0 for k in ("env", "act", "train", "loop"))
     assert r["bound"] == pytest.approx(1 / (1 / r["env"] + 1 / r["act"] + 1 / r["train"]))
@@ -495,18 +505,6 @@ def test_benchmark_interleaved_part_measures_loop_and_bound_in_alternating_round
   ratios = [r["ratio"] for r in result["rounds"]]
   assert result["median"]["ratio"] == pytest.approx(statistics.median(ratios))
   assert (result["ratio_min"], result["ratio_max"]) == (min(ratios), max(ratios))
-  code = r'''
-import json, sys
-from paac_tf.tools import benchmark
-r = json.loads(sys.argv[1])
-r.update({"part": "interleaved", "seconds": 0.5})
-table, summary = benchmark.summarize([r], 8)
-print(json.dumps({"table": table, "summary": summary}))
-'''
-  proc = subprocess.run([sys.executable, "-c", code, json.dumps(result)], cwd=REPO,
-                        capture_output=True, text=True, timeout=60)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = json.loads(proc.stdout.strip().splitlines()[-1])
   assert "2 rounds, through the loop's call paths" in out["table"]
   assert "| median |" in out["table"] and "**%.2f**" % result["median"]["ratio"] in out["table"]
   assert out["summary"]["interleaved"]["loop_vs_bound_median"] == result["median"]["ratio"]

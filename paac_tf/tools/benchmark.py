@@ -148,9 +148,9 @@ def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, netwo
     env.close()
 
 
-def part_interleaved(game, num_envs, t_max, rounds, seconds, network="arch_nips"):
+def part_interleaved(game, num_envs, t_max, num_rounds, seconds, network="arch_nips"):
   """The PAAC loop and the three parts of its serial bound, measured in one process in
-  alternating segments (env alone, act alone, train alone, loop; `rounds` times,
+  alternating segments (env alone, act alone, train alone, loop; `num_rounds` times,
   `seconds` each) on the same env and agent, through the loop's call paths: a machine
   whose speed drifts affects each round's four rates alike. Returns each round's rates,
   bound and ratio, and their medians."""
@@ -176,7 +176,7 @@ def part_interleaved(game, num_envs, t_max, rounds, seconds, network="arch_nips"
       float(runner.run_update()["Losses/total"])
       return runner.steps_per_update
     per_round = []
-    for _ in range(int(rounds)):
+    for _ in range(int(num_rounds)):
       env.reset()
       rates = {"env": _timed(env_step, seconds),
                "act": _timed(lambda: len(act().numpy()), seconds),
@@ -245,7 +245,7 @@ def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
     results.append(_run_part("loop", game=game, num_envs=num_envs, t_max=t_max,
                              num_groups=groups, overlap_learner=overlap, seconds=2 * s))
   results.append(_run_part("interleaved", game=game, num_envs=num_envs, t_max=t_max,
-                           rounds=2 if quick else 7, seconds=3 if quick else 4))
+                           num_rounds=2 if quick else 7, seconds=3 if quick else 4))
   results.append(_run_part("apex", game=game, quick=quick, gin_file=apex_gin_file))
   return results
 
@@ -398,6 +398,10 @@ def main(argv):
     return
   start = time.time()
   results = run_all(FLAGS.quick, FLAGS.game, FLAGS.num_envs, FLAGS.t_max, FLAGS.apex_gin_file)
+  if FLAGS.output_dir:   # the measurements first: they survive a failure below
+    os.makedirs(FLAGS.output_dir, exist_ok=True)
+    with open(os.path.join(FLAGS.output_dir, "benchmark.json"), "w") as f:
+      json.dump({"results": results}, f, indent=2)
   table, summary = summarize(results, FLAGS.num_envs)
   print()
   print(table)
