@@ -129,6 +129,33 @@ def test_area_resizer_matches_opencv():
     assert np.max(np.abs(resize(image).astype(int) - expected)) <= 1
 
 
+def test_area_resizer_matches_the_vector_envs_frames():
+  """The portable path's numpy resize gives the C++ vector env's frames exactly: ALE's
+  AtariVectorEnv max-pools the last two of four frames and resizes with INTER_AREA.
+  Both play the same actions from the same seed, without no-op starts."""
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  from ale_py.vector_env import AtariVectorEnv  # pylint: disable=import-outside-toplevel
+  vector = AtariVectorEnv("pong", 1, num_threads=1, repeat_action_probability=0.0,
+                          noop_max=0, stack_num=1, frameskip=4, maxpool=True,
+                          use_fire_reset=False, reward_clipping=False, episodic_life=False)
+  raw = gym.make("ALE/Pong-v5", obs_type="grayscale", frameskip=1,
+                 repeat_action_probability=0.0)
+  try:
+    vector.reset(seed=0)
+    raw.reset(seed=0)
+    resize = atari_portable.AreaResizer((210, 160), (84, 84))
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+      action = int(rng.integers(0, 6))
+      vector.send(np.array([action]))
+      frame = vector.recv()[0][0, 0]
+      screens = [raw.step(action)[0] for _ in range(4)]
+      np.testing.assert_array_equal(frame, resize(np.maximum(screens[2], screens[3])))
+  finally:
+    vector.close()
+    raw.close()
+
+
 # --- factory ---------------------------------------------------------------------------
 def test_bad_name_lists_close_names():
   with pytest.raises(names.UnknownEnvironmentError, match="Pong"):

@@ -21,7 +21,9 @@ runs wherever gymnasium and ale-py do:
 
 gymnasium's `AtariPreprocessing` resizes with OpenCV (INTER_AREA). Where OpenCV is not
 installed (it is not a dependency of this project), a subclass does the same area
-resize in numpy; it agrees with OpenCV's to within 1 grey level on a handful of pixels.
+resize in numpy; it agrees with OpenCV's to within 1 grey level on a handful of pixels,
+and gives the fast path's Pong frames exactly (AtariVectorEnv resizes with INTER_AREA
+too; tests/test_atari_envs.py plays both side by side).
 """
 import functools
 import importlib.util
