@@ -62,18 +62,25 @@ def _timed(fn, seconds, warmup=3):
 
 
 # --- parts (each runs in a fresh subprocess) -------------------------------------------
-def part_env(game, backend, num_envs, seconds, num_workers=8):
+def _random_steps(env):
+  """A callable stepping all of `env`'s environments with random actions; returns the
+  number of agent steps taken."""
   import numpy as np  # pylint: disable=import-outside-toplevel
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
   rng = np.random.default_rng(0)
-  env.reset()
+  num_envs = int(env.batch_size)
 
   def step():
     env.step(rng.integers(0, env.num_actions, size=num_envs))
     return num_envs
+  return step
+
+
+def part_env(game, backend, num_envs, seconds, num_workers=8):
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
+  env.reset()
   try:
-    return {"steps_per_s": _timed(step, seconds)}
+    return {"steps_per_s": _timed(_random_steps(env), seconds)}
   finally:
     env.close()
 
@@ -89,47 +96,47 @@ def _agent(game, network, jit):
   return agent_lib.PaacAgent(model, total_updates=10 ** 6, jit_compile=jit)
 
 
-def _concrete(function, *args):
-  """`function` (a tf.function) traced for these arguments: the loop calls its steps this
-  way (rollout.RolloutRunner), without tf.function's per-call argument matching."""
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  concrete = function.get_concrete_function(*(tf.TensorSpec(a.shape, a.dtype) for a in args))
-  return lambda: concrete(*args)
-
-
-def _random_observations(num_envs, seed=0):
+def _act_calls(agent, num_envs):
+  """A callable running `act_packed` on a random batch as the loop calls it (its concrete
+  function, rollout.concrete_function); returns the number of observations."""
+  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
   import numpy as np  # pylint: disable=import-outside-toplevel
-  return np.random.default_rng(seed).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
+  obs = np.random.default_rng(0).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
+  act = rollout.concrete_function(agent.act_packed, obs)
+  return lambda: len(act(obs).numpy())
 
 
-def part_act(game, network, jit, num_envs, seconds):
-  agent = _agent(game, network, jit)
-  act = _concrete(agent.act_packed, _random_observations(num_envs))
-  return {"obs_per_s": _timed(lambda: len(act().numpy()), seconds)}
-
-
-def _train_batch(num_envs, t_max, seed=0):
-  """`train_packed`'s arguments for a random rollout of t_max steps from num_envs envs."""
+def _train_calls(agent, num_envs, t_max):
+  """A callable running `train_packed` on a random rollout of t_max steps from num_envs
+  envs, as the loop calls it; returns the number of samples."""
+  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
   import numpy as np  # pylint: disable=import-outside-toplevel
-  rng = np.random.default_rng(seed)
+  rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
   step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], shape), np.ones(shape), np.zeros(shape),
                         np.zeros(shape)]).astype(np.float32)
-  return (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
-          rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
+  batch = (rng.integers(0, 256, shape + (84, 84, 4), dtype=np.uint8),
+           rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
+  train = rollout.concrete_function(agent.train_packed, *batch)
+
+  def call():
+    train(*batch).numpy()
+    return t_max * num_envs
+  return call
+
+
+def part_act(game, network, jit, num_envs, seconds):
+  return {"obs_per_s": _timed(_act_calls(_agent(game, network, jit), num_envs), seconds)}
 
 
 def part_train(game, network, jit, num_envs, t_max, seconds):
   agent = _agent(game, network, jit)
-  step = _concrete(agent.train_packed, *_train_batch(num_envs, t_max))
-
-  def train():   # the loop's call (rollout.py): the packed train step
-    step().numpy()
-    return t_max * num_envs
-  return {"samples_per_s": _timed(train, seconds)}
+  return {"samples_per_s": _timed(_train_calls(agent, num_envs, t_max), seconds)}
 
 
-def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, network="arch_nips"):
+def _loop(game, num_envs, t_max, network, num_groups=1, overlap_learner=False):
+  """(env, agent, runner, update): the training loop on a fresh agent; `update()` runs one
+  update and returns its agent steps."""
   from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
@@ -139,10 +146,19 @@ def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, netwo
     model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), network)
     agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
     runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+  except BaseException:
+    env.close()
+    raise
 
-    def update():
-      float(runner.run_update()["Losses/total"])
-      return runner.steps_per_update
+  def update():
+    float(runner.run_update()["Losses/total"])
+    return runner.steps_per_update
+  return env, agent, runner, update
+
+
+def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, network="arch_nips"):
+  env, _, _, update = _loop(game, num_envs, t_max, network, num_groups, overlap_learner)
+  try:
     return {"steps_per_s": _timed(update, seconds, warmup=5)}
   finally:
     env.close()
@@ -155,32 +171,16 @@ def part_interleaved(game, num_envs, t_max, num_rounds, seconds, network="arch_n
   whose speed drifts affects each round's four rates alike. Returns each round's rates,
   bound and ratio, and their medians."""
   import numpy as np  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
-  env = environment.make_environment(game, num_envs, 8, 0)
+  env, agent, runner, update = _loop(game, num_envs, t_max, network)
   try:
-    model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), network)
-    agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
-    runner = rollout.RolloutRunner(env, agent, t_max)
-    act = _concrete(agent.act_packed, _random_observations(num_envs))
-    train = _concrete(agent.train_packed, *_train_batch(num_envs, t_max))
-    rng = np.random.default_rng(0)
-
-    def env_step():
-      env.step(rng.integers(0, env.num_actions, size=num_envs))
-      return num_envs
-
-    def update():
-      float(runner.run_update()["Losses/total"])
-      return runner.steps_per_update
+    env_steps = _random_steps(env)
+    act = _act_calls(agent, num_envs)
+    train = _train_calls(agent, num_envs, t_max)
     per_round = []
     for _ in range(int(num_rounds)):
       env.reset()
-      rates = {"env": _timed(env_step, seconds),
-               "act": _timed(lambda: len(act().numpy()), seconds),
-               "train": _timed(lambda: (train().numpy(), t_max * num_envs)[1], seconds)}
+      rates = {"env": _timed(env_steps, seconds), "act": _timed(act, seconds),
+               "train": _timed(train, seconds)}
       runner.start()     # the env was stepped outside the runner: begin from a reset
       rates["loop"] = _timed(update, seconds, warmup=2)
       rates["bound"] = 1.0 / (1.0 / rates["env"] + 1.0 / rates["act"] + 1.0 / rates["train"])
