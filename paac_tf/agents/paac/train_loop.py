@@ -44,7 +44,8 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
       rollout.py; that action comes from weights one update old).
     exporter: callable(agent, env, step) used for exports (given by the entry point).
   Returns:
-    dict with final env_steps, updates and average return.
+    dict with final env_steps, updates, episodes (of the whole run, across resumes) and
+    average return.
   """
   train_dir = os.path.join(root_dir, "train")
   run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
@@ -85,6 +86,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
          overlap_learner, exporter):
   writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
   window = summaries.EpisodeWindow(100)
+  window.total = int(episodes_done.numpy())     # episodes of the run before a resume
   steps = int(env_steps.numpy())
   progress = progress_lib.Progress(total_steps, start_step=steps)
   stop = signals.StopRequest()
@@ -96,8 +98,13 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   metrics = None
   perf_t, perf_steps = time.monotonic(), steps
   reason = "done"
+
+  def save_checkpoint():
+    env_steps.assign(summaries.tf_scalar(steps, np.int64))
+    episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
+    checkpointer.save(steps)
+  updates = int(agent.optimizer.iterations.numpy())
   try:
-    updates = int(agent.optimizer.iterations.numpy())
     while steps < total_steps:
       metrics = runner.run_update()
       steps += runner.steps_per_update
@@ -110,16 +117,13 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
         values_np["Perf/steps_per_second"] = (steps - perf_steps) / max(now - perf_t, 1e-9)
         perf_t, perf_steps = now, steps
         writer.scalars(values_np, updates)
-        env_steps.assign(summaries.tf_scalar(steps, np.int64))
-        episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
         writer.episode_metrics(window, updates, steps)
       progress.update(steps, window.average_return)
 
       if steps >= next_checkpoint:
         _checked_metrics(metrics, updates)
         _check_finite_weights(agent.model, updates)
-        env_steps.assign(summaries.tf_scalar(steps, np.int64))
-        checkpointer.save(steps)
+        save_checkpoint()
         last_saved = steps
         next_checkpoint += checkpoint_interval
       if next_export is not None and steps >= next_export and exporter is not None:
@@ -137,19 +141,17 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
     progress.update(steps, window.average_return, force=True)
     progress.close()
     writer.flush()
-  env_steps.assign(summaries.tf_scalar(steps, np.int64))
-  episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
-  writer.episode_metrics(window, int(agent.optimizer.iterations.numpy()), steps)
+  writer.episode_metrics(window, updates, steps)
   writer.close()
   if steps != last_saved:
-    _checked_metrics(metrics, int(agent.optimizer.iterations.numpy()))
-    _check_finite_weights(agent.model, int(agent.optimizer.iterations.numpy()))
-    checkpointer.save(steps)
+    _checked_metrics(metrics, updates)
+    _check_finite_weights(agent.model, updates)
+    save_checkpoint()
   if exporter is not None:
     exporter(agent, env, steps)
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
-  return {"env_steps": steps, "updates": int(agent.optimizer.iterations.numpy()),
+  return {"env_steps": steps, "updates": updates, "episodes": window.total,
           "average_return": window.average_return, "reason": reason}
 
 
