@@ -10,12 +10,32 @@ layers = tf.keras.layers
 TORSOS = ("arch_nips", "arch_nature", "mlp")
 
 
+INITIALIZERS = ("torch", "orthogonal")
+TORSO_GAIN = 2.0 ** 0.5     # orthogonal gain for ReLU layers
+
+
 def torch_init(fan_in):
   """Weights and biases ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the original PAAC code's
   ("torch") initialisation, for weights and biases alike."""
   bound = 1.0 / float(fan_in) ** 0.5
   return dict(kernel_initializer=tf.keras.initializers.RandomUniform(-bound, bound),
               bias_initializer=tf.keras.initializers.RandomUniform(-bound, bound))
+
+
+def orthogonal_init(gain):
+  """Orthogonal weights with `gain`, zero biases (Saxe et al. 2014; OpenAI baselines' A2C)."""
+  return dict(kernel_initializer=tf.keras.initializers.Orthogonal(gain=float(gain)),
+              bias_initializer="zeros")
+
+
+def layer_init(initializer, fan_in, gain=TORSO_GAIN):
+  """Keyword arguments of one layer's initialisers: a fresh instance per layer."""
+  if initializer == "torch":
+    return torch_init(fan_in)
+  if initializer == "orthogonal":
+    return orthogonal_init(gain)
+  raise ValueError("Unknown initializer %r; choose one of %s."
+                   % (initializer, ", ".join(INITIALIZERS)))
 
 
 class ScaleUint8(layers.Layer):
@@ -31,26 +51,26 @@ class ToFloat32(layers.Layer):
     return tf.cast(x, tf.float32)
 
 
-def arch_nips(name="arch_nips"):
+def arch_nips(name="arch_nips", initializer="torch"):
   """PAAC / DQN-NIPS torso: conv 16 8x8/4, conv 32 4x4/2, fc 256 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1", **torch_init(8 * 8 * 4)),
-      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2", **torch_init(4 * 4 * 16)),
+      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1", **layer_init(initializer, 8 * 8 * 4)),
+      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2", **layer_init(initializer, 4 * 4 * 16)),
       layers.Flatten(name="flatten"),
-      layers.Dense(256, activation="relu", name="fc", **torch_init(9 * 9 * 32)),
+      layers.Dense(256, activation="relu", name="fc", **layer_init(initializer, 9 * 9 * 32)),
   ], name=name)
 
 
-def arch_nature(name="arch_nature"):
+def arch_nature(name="arch_nature", initializer="torch"):
   """Nature-DQN torso: conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1", **torch_init(8 * 8 * 4)),
-      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2", **torch_init(4 * 4 * 32)),
-      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3", **torch_init(3 * 3 * 64)),
+      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1", **layer_init(initializer, 8 * 8 * 4)),
+      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2", **layer_init(initializer, 4 * 4 * 32)),
+      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3", **layer_init(initializer, 3 * 3 * 64)),
       layers.Flatten(name="flatten"),
-      layers.Dense(512, activation="relu", name="fc", **torch_init(7 * 7 * 64)),
+      layers.Dense(512, activation="relu", name="fc", **layer_init(initializer, 7 * 7 * 64)),
   ], name=name)
 
 
@@ -62,7 +82,7 @@ def mlp(hidden_units=(64, 64), activation="tanh", name="mlp"):
   return tf.keras.Sequential(model, name=name)
 
 
-def make_torso(torso, observation_shape, mlp_units=(64, 64)):
+def make_torso(torso, observation_shape, mlp_units=(64, 64), initializer="torch"):
   """Builds a torso by name and checks that it fits the observation shape."""
   image = len(observation_shape) == 3
   if torso in ("arch_nips", "arch_nature") and not image:
@@ -72,9 +92,9 @@ def make_torso(torso, observation_shape, mlp_units=(64, 64)):
     raise ValueError("Network 'mlp' needs vector observations; this environment gives "
                      "shape %s: use 'arch_nips' or 'arch_nature'." % (tuple(observation_shape),))
   if torso == "arch_nips":
-    return arch_nips()
+    return arch_nips(initializer=initializer)
   if torso == "arch_nature":
-    return arch_nature()
+    return arch_nature(initializer=initializer)
   if torso == "mlp":
     return mlp(tuple(mlp_units))
   raise ValueError("Unknown network %r; choose one of %s." % (torso, ", ".join(TORSOS)))

@@ -27,7 +27,8 @@ from paac_tf.runtime import summaries
 
 @gin.configurable(module="paac")
 def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
-               network="arch_nips", mlp_units=(64, 64), checkpoint_interval=1_000_000,
+               network="arch_nips", mlp_units=(64, 64), initializer="torch",
+               checkpoint_interval=1_000_000,
                keep_checkpoints=3, summary_interval=20, export_interval=None,
                stop_at_average_return=None, overlap_learner=False, exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
@@ -58,7 +59,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
   try:
     obs_spec = env.observation_spec()
     model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                            mlp_units=mlp_units)
+                                            mlp_units=mlp_units, initializer=initializer)
     agent = agent_lib.PaacAgent(model, total_updates=total_updates, seed=seed)
     env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
     episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
