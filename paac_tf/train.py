@@ -50,7 +50,7 @@ def main(argv):
   if not FLAGS.gin_file:
     raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
   # Imported here so that flag errors and --help stay fast.
-  from paac_tf import train_eval as train_eval_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners import train_eval as train_eval_lib  # pylint: disable=import-outside-toplevel
   from paac_tf import configurables  # pylint: disable=import-outside-toplevel,unused-import
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)

@@ -99,12 +99,12 @@ def _result(log_text):
 
 
 def _actor_args(address, *bindings):
-  return ["paac_tf.apex.actor", "--replay_address=%s" % address, "--actor_index=0",
+  return ["paac_tf.runners.apex.actor", "--replay_address=%s" % address, "--actor_index=0",
           "--num_actors=1", GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _learner_args(address, root_dir, *bindings):
-  return ["paac_tf.apex.learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
+  return ["paac_tf.runners.apex.learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
           GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
@@ -190,7 +190,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
   root = tmp_path / "run"
-  replay_args = ["paac_tf.apex.replay", "--port=%d" % port, GIN,
+  replay_args = ["paac_tf.runners.apex.replay", "--port=%d" % port, GIN,
                  "--checkpoint_dir=%s" % (tmp_path / "replay_checkpoint"),
                  "--checkpoint_interval_s=2"]
   retry = "ReplayRetry.max_s=4"   # backoff 1, 2, 4, 4, ... s: shorter waits in this test
@@ -277,11 +277,11 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   still sees the learner's `done` (in-process: real server, actor and weights)."""
   import threading  # pylint: disable=import-outside-toplevel
   import gin  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import common  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import replay as replay_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import common  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay as replay_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   import reverb  # pylint: disable=import-outside-toplevel
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])

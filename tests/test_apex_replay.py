@@ -17,11 +17,11 @@ from paac_tf import errors
 from paac_tf.agents.apex import learner_step as learner_step_lib
 from paac_tf.agents.apex import losses
 from paac_tf.agents.apex import n_step
-from paac_tf.apex import actor as actor_lib
-from paac_tf.apex import common
-from paac_tf.apex import replay
-from paac_tf.apex import transport
-from paac_tf.apex import weights
+from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import common
+from paac_tf.runners.apex import replay
+from paac_tf.runners.apex import transport
+from paac_tf.runners.apex import weights
 from paac_tf.envs import environment
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -348,7 +348,7 @@ def _wait_for_server(address, process, timeout_s=120):
 def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
-  command = [sys.executable, "-m", "paac_tf.apex.replay", "--port=%d" % port,
+  command = [sys.executable, "-m", "paac_tf.runners.apex.replay", "--port=%d" % port,
              "--gin_file=apex_cartpole.gin", "--checkpoint_dir=%s" % (tmp_path / "ckpt")]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,

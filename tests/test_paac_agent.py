@@ -149,7 +149,7 @@ def test_the_loop_creates_few_tensors_per_update():
   """TF 2.15 on Python 3.11 leaks ~48 B per EagerTensor (tensorflow#62551): an update of
   the rollout runner is one packed act call per step and one packed train call, each
   returning one tensor, and the metrics come back as numpy numbers."""
-  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
   try:

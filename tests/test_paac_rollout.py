@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.agents.paac import rollout
+from paac_tf.runners.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 

@@ -12,7 +12,7 @@ and (a), (b), (c) again in one process, in alternating segments for several roun
 round's ratio loop / serial bound and their median (the parts of one round are seconds
 apart, so a drift of a shared machine's speed, which moves separate measurements by 10-30%,
 affects all four alike); (e) Ape-X
-(`paac_tf.apex.benchmark.measure`: the actors' emulator alone, actors writing to a real
+(`paac_tf.tools.apex_benchmark.measure`: the actors' emulator alone, actors writing to a real
 Reverb server, the learner sampling from it, its train step alone, bytes per stored
 transition, peak RSS per process). The table gives the full PAAC loop as a ratio of the
 serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone, and
@@ -99,7 +99,7 @@ def _agent(game, network, jit):
 def _act_calls(agent, num_envs):
   """A callable running `act_packed` on a random batch as the loop calls it (its concrete
   function, rollout.concrete_function); returns the number of observations."""
-  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   import numpy as np  # pylint: disable=import-outside-toplevel
   obs = np.random.default_rng(0).integers(0, 256, (num_envs, 84, 84, 4), dtype=np.uint8)
   act = rollout.concrete_function(agent.act_packed, obs)
@@ -109,7 +109,7 @@ def _act_calls(agent, num_envs):
 def _train_calls(agent, num_envs, t_max):
   """A callable running `train_packed` on a random rollout of t_max steps from num_envs
   envs, as the loop calls it; returns the number of samples."""
-  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   import numpy as np  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
@@ -138,7 +138,7 @@ def _loop(game, num_envs, t_max, network, num_groups=1, overlap_learner=False):
   """(env, agent, runner, update): the training loop on a fresh agent; `update()` runs one
   update and returns its agent steps."""
   from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, 8, 0, num_groups=num_groups)
@@ -195,8 +195,8 @@ def part_interleaved(game, num_envs, t_max, num_rounds, seconds, network="arch_n
 
 
 def part_apex(game, quick, gin_file="apex_atari.gin", **overrides):
-  """Ape-X: see paac_tf/apex/benchmark.py (overrides: num_actors, *_seconds)."""
-  from paac_tf.apex import benchmark as apex_benchmark  # pylint: disable=import-outside-toplevel
+  """Ape-X: see paac_tf/tools/apex_benchmark.py (overrides: num_actors, *_seconds)."""
+  from paac_tf.tools import apex_benchmark  # pylint: disable=import-outside-toplevel
   return apex_benchmark.measure(quick=quick, game=game, gin_file=gin_file, **overrides)
 
 
@@ -329,7 +329,7 @@ def _interleaved_table(r):
 
 
 def _apex_table(r):
-  """Ape-X's rates beside their limits (see paac_tf/apex/benchmark.py)."""
+  """Ape-X's rates beside their limits (see paac_tf/tools/apex_benchmark.py)."""
   g = lambda key: r.get(key, float("nan"))   # pylint: disable=unnecessary-lambda-assignment
   mb = lambda key: g(key) / 2 ** 20          # pylint: disable=unnecessary-lambda-assignment
   n = r.get("num_actors", 1)

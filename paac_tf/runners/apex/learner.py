@@ -1,6 +1,6 @@
 r"""The Ape-X learner: prioritized batches from Reverb, updates, priorities and weights back.
 
-  python -m paac_tf.apex.learner --replay_address=HOST:PORT --root_dir=DIR \
+  python -m paac_tf.runners.apex.learner --replay_address=HOST:PORT --root_dir=DIR \
       --gin_file=apex_atari.gin [--gin_bindings=...]
 
 (`python -m paac_tf.train --gin_file=apex_*.gin` runs it inside the one-machine launcher.)
@@ -31,9 +31,9 @@ automatically) and run_config.json; SavedModels under root_dir/policies/<model_n
 """
 
 if __name__ == "__main__":
-  # `python -m paac_tf.apex.learner` runs this file as __main__; hand over to the package's
+  # `python -m paac_tf.runners.apex.learner` runs this file as __main__; hand over to the package's
   # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.apex import learner as _package_module  # pylint: disable=import-self
+  from paac_tf.runners.apex import learner as _package_module  # pylint: disable=import-self
   _package_module.cli()
   raise SystemExit(0)
 
@@ -51,9 +51,9 @@ import tree
 
 from paac_tf import errors
 from paac_tf.agents.apex import learner_step as learner_step_lib
-from paac_tf.apex import common
-from paac_tf.apex import transport
-from paac_tf.apex import weights as weights_lib
+from paac_tf.runners.apex import common
+from paac_tf.runners.apex import transport
+from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.runtime import checkpointing
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
@@ -521,6 +521,6 @@ def main(argv):
 
 
 def cli():
-  """`python -m paac_tf.apex.learner`."""
+  """`python -m paac_tf.runners.apex.learner`."""
   _define_flags()
   errors.run_cli(main)

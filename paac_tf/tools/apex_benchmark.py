@@ -1,6 +1,6 @@
 r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 
-  python -m paac_tf.apex.benchmark --gin_file=apex_atari.gin [--quick] \
+  python -m paac_tf.tools.apex_benchmark --gin_file=apex_atari.gin [--quick] \
       [--num_actors=2] [--actor_seconds=60] [--learner_seconds=60] [--gin_bindings=...]
   python -m paac_tf.tools.benchmark --quick     # runs `measure` as its part 'apex'
 
@@ -12,7 +12,7 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    own: observations per CPU second. With the emulator's per CPU second, the actor's
    serial bound 1 / (1/emulator + 1/act): what an actor could do per CPU second if it
    wrote nothing to the replay.
-2. A replay server runs as its own process (`python -m paac_tf.apex.replay`) with the
+2. A replay server runs as its own process (`python -m paac_tf.runners.apex.replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
    The actor's replay writes alone (n-step transitions, initial priorities,
@@ -21,7 +21,7 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    second. With the two above, the actor's full serial bound
    1 / (1/emulator + 1/act + 1/write): the most an actor doing these three in series
    could do per CPU second.
-3. `num_actors` actor processes (`python -m paac_tf.apex.actor`) write for
+3. `num_actors` actor processes (`python -m paac_tf.runners.apex.actor`) write for
    `actor_seconds`: agent steps/s and frames/s (from their reports; 4 frames a step on
    Atari), inserts/s (the server's count), agent steps per actor CPU second, the replay
    server's resident memory per stored transition (RSS growth / items added; nothing is
@@ -50,7 +50,7 @@ import time
 
 if __name__ == "__main__":
   # Hand over to the package's copy of this module (gin registers configurables once).
-  from paac_tf.apex import benchmark as _package_module  # pylint: disable=import-self
+  from paac_tf.tools import apex_benchmark as _package_module  # pylint: disable=import-self
   _package_module.cli()
   raise SystemExit(0)
 
@@ -60,7 +60,7 @@ import gin
 import numpy as np
 
 from paac_tf import errors
-from paac_tf.apex import common
+from paac_tf.runners.apex import common
 
 FLAGS = flags.FLAGS
 
@@ -223,8 +223,8 @@ class _Observer:
   """Reads the server's insert count and drains the actors' reports."""
 
   def __init__(self, client):
-    from paac_tf.apex import learner  # pylint: disable=import-outside-toplevel
-    from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
+    from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel
+    from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
     self.client = client
     self.reports = learner.ActorReports()
     self.table = transport.REPLAY_TABLE
@@ -240,9 +240,9 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
         act_seconds=20.0, write_seconds=20.0):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
   import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import launcher  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   env_name = common.env_name_or_configured(None)
   observation_spec, num_actions = common.environment_specs(env_name)
   layout = transport.ReplayLayout(observation_spec)
@@ -265,7 +265,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   address = "127.0.0.1:%d" % port
   no_limit = ["apex_replay.learning_starts = 1", "apex_replay.error_buffer = 1e15"]
   server = subprocess.Popen(
-      [sys.executable, "-m", "paac_tf.apex.replay", "--port=%d" % port,
+      [sys.executable, "-m", "paac_tf.runners.apex.replay", "--port=%d" % port,
        "--gin_file=%s" % config_file, "--checkpoint_dir=%s" % os.path.join(work_dir, "ckpt")]
       + ["--gin_bindings=%s" % b for b in no_limit],
       stdout=open(os.path.join(work_dir, "replay.log"), "wb"), stderr=subprocess.STDOUT,
@@ -380,7 +380,7 @@ def _measure_write(config_file, address, seconds, work_dir):
 def _in_subprocess(worker, args, work_dir, name, what):
   """Runs `benchmark.<worker>(*args, out)` in a fresh Python; returns the JSON it wrote."""
   out = os.path.join(work_dir, name + ".json")
-  code = ("import sys; from paac_tf.apex import benchmark; "
+  code = ("import sys; from paac_tf.tools import apex_benchmark; "
           "benchmark.%s(*sys.argv[1:])" % worker)
   log_path = os.path.join(work_dir, name + ".log")
   with open(log_path, "wb") as log:
@@ -395,8 +395,8 @@ def _in_subprocess(worker, args, work_dir, name, what):
 
 def _act_worker(config_file, seconds, out):
   seconds = float(seconds)
-  from paac_tf.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
-  from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   common.parse_gin([config_file], [])
   common.set_tf_threads(int(common.configured("apex_actor.tf_threads", 1)))
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -430,8 +430,8 @@ def _write_worker(config_file, address, seconds, out, recorded_steps=200):
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.apex import n_step  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.apex import priorities  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
-  from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   common.parse_gin([config_file], [])
   env_name = common.env_name_or_configured(None)
@@ -484,8 +484,8 @@ def _measure_learner(address, layout, network, num_actions, observation_spec, se
   """Batches/s of the compiled step sampling from Reverb, then of the step alone."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import transport  # pylint: disable=import-outside-toplevel
-  from paac_tf.apex import weights  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   batch_size = int(common.configured("apex_learner.batch_size", 512))
   publish_interval = int(common.configured("apex_learner.publish_interval", 25))
   target = weights.build_q_network(num_actions, observation_spec)

@@ -6,7 +6,7 @@
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
      samples it without gRPC), restoring root_dir/replay_checkpoint if
      `checkpoint_replay` is set;
-  3. starts N actors, `python -m paac_tf.apex.actor ...` subprocesses connected to
+  3. starts N actors, `python -m paac_tf.runners.apex.actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
      restarts in all, then the run fails with the last lines of its log);
@@ -29,7 +29,7 @@ from absl import logging
 import gin
 
 from paac_tf import errors
-from paac_tf.apex import replay as replay_lib
+from paac_tf.runners.apex import replay as replay_lib
 
 CONFIG_FILE = "apex_config.gin"
 REPLAY_CHECKPOINT_DIR = "replay_checkpoint"
@@ -70,7 +70,7 @@ class ActorProcesses:
   def _command(self, index):
     # A different seed on every (re)start, so a restarted actor plays new episodes.
     seed = self.seed * 1000 + 7919 * (index + 1) + 104729 * self.starts[index]
-    return [sys.executable, "-m", "paac_tf.apex.actor",
+    return [sys.executable, "-m", "paac_tf.runners.apex.actor",
             "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
             "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
             "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,
@@ -173,7 +173,7 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
     max_actor_restarts: actor restarts tolerated over the run before it fails.
     shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.
   """
-  from paac_tf.apex import learner as learner_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import learner as learner_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import signals  # pylint: disable=import-outside-toplevel
   if int(num_actors) < 1:
     raise errors.UserError("run_local.num_actors must be >= 1, got %r." % (num_actors,))
@@ -227,7 +227,7 @@ def _write_config(path):
   text = gin.config_str()
   tmp = path + ".tmp"
   with open(tmp, "w") as f:
-    f.write("# Written by paac_tf.apex.launcher: the configuration the actors run with.\n")
+    f.write("# Written by paac_tf.runners.apex.launcher: the configuration the actors run with.\n")
     f.write(text)
   os.replace(tmp, path)
 
@@ -235,10 +235,10 @@ def _write_config(path):
 def multi_host_commands(gin_file, replay_host, port, root_dir, num_actors):
   """The commands that run the same system on several hosts (for the README)."""
   address = "%s:%d" % (replay_host, port)
-  lines = ["python -m paac_tf.apex.replay --port=%d --gin_file=%s" % (port, gin_file)]
-  lines += ["python -m paac_tf.apex.actor --replay_address=%s --actor_index=%d "
+  lines = ["python -m paac_tf.runners.apex.replay --port=%d --gin_file=%s" % (port, gin_file)]
+  lines += ["python -m paac_tf.runners.apex.actor --replay_address=%s --actor_index=%d "
             "--num_actors=%d --gin_file=%s" % (address, i, num_actors, gin_file)
             for i in range(num_actors)]
-  lines.append("python -m paac_tf.apex.learner --replay_address=%s --root_dir=%s --gin_file=%s"
+  lines.append("python -m paac_tf.runners.apex.learner --replay_address=%s --root_dir=%s --gin_file=%s"
                % (address, root_dir, gin_file))
   return lines

@@ -12,7 +12,7 @@ import numpy as np
 import tree
 
 from paac_tf import errors
-from paac_tf.apex import transport
+from paac_tf.runners.apex import transport
 from paac_tf.networks import dueling_q
 
 

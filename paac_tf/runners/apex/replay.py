@@ -1,6 +1,6 @@
 r"""Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
 
-  python -m paac_tf.apex.replay --port=P --gin_file=apex_atari.gin \
+  python -m paac_tf.runners.apex.replay --port=P --gin_file=apex_atari.gin \
       [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
 
 Tables (names in `transport.py`):
@@ -35,9 +35,9 @@ the same port; actors and learner wait for it (`transport.wait_for_replay`, up t
 """
 
 if __name__ == "__main__":
-  # `python -m paac_tf.apex.replay` runs this file as __main__; hand over to the package's
+  # `python -m paac_tf.runners.apex.replay` runs this file as __main__; hand over to the package's
   # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.apex import replay as _package_module  # pylint: disable=import-self
+  from paac_tf.runners.apex import replay as _package_module  # pylint: disable=import-self
   _package_module.cli()
   raise SystemExit(0)
 
@@ -51,8 +51,8 @@ from absl import logging
 import gin
 
 from paac_tf import errors
-from paac_tf.apex import common
-from paac_tf.apex import transport
+from paac_tf.runners.apex import common
+from paac_tf.runners.apex import transport
 
 # Default of the stats table: ~1 report per actor per second, so hours of slack.
 _STATS_CAPACITY = 100_000
@@ -208,6 +208,6 @@ def main(argv):
 
 
 def cli():
-  """`python -m paac_tf.apex.replay`."""
+  """`python -m paac_tf.runners.apex.replay`."""
   _define_flags()
   errors.run_cli(main)

@@ -1,7 +1,7 @@
 r"""An Ape-X actor: a batch of environments, epsilon-greedy on a local network copy,
 n-step transitions with initial priorities, written to the Reverb replay.
 
-  python -m paac_tf.apex.actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
+  python -m paac_tf.runners.apex.actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
       --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
 
 Per batched step (all `num_envs` environments at once):
@@ -32,9 +32,9 @@ publishes `done`, after `max_steps` batched steps, when its launcher process is 
 """
 
 if __name__ == "__main__":
-  # `python -m paac_tf.apex.actor` runs this file as __main__; hand over to the package's
+  # `python -m paac_tf.runners.apex.actor` runs this file as __main__; hand over to the package's
   # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.apex import actor as _package_module  # pylint: disable=import-self
+  from paac_tf.runners.apex import actor as _package_module  # pylint: disable=import-self
   _package_module.cli()
   raise SystemExit(0)
 
@@ -52,9 +52,9 @@ from paac_tf import errors
 from paac_tf.agents.apex import epsilon as epsilon_lib
 from paac_tf.agents.apex import n_step
 from paac_tf.agents.apex import priorities
-from paac_tf.apex import common
-from paac_tf.apex import transport
-from paac_tf.apex import weights as weights_lib
+from paac_tf.runners.apex import common
+from paac_tf.runners.apex import transport
+from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.runtime import summaries
 
 EXIT_REPLAY_UNREACHABLE = transport.EXIT_REPLAY_UNREACHABLE
@@ -428,6 +428,6 @@ def main(argv):
 
 
 def cli():
-  """`python -m paac_tf.apex.actor`."""
+  """`python -m paac_tf.runners.apex.actor`."""
   _define_flags()
   errors.run_cli(main)
