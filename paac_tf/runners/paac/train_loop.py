@@ -19,7 +19,7 @@ from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.runtime import checkpointing
 from paac_tf.runtime import config
-from paac_tf import errors
+from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
@@ -123,7 +123,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
 
       if steps >= next_checkpoint:
         _checked_metrics(metrics, updates)
-        _check_finite_weights(agent.model, updates)
+        health.check_finite_weights(agent.model, updates)
         save_checkpoint()
         last_saved = steps
         next_checkpoint += checkpoint_interval
@@ -146,7 +146,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   writer.close()
   if steps != last_saved:
     _checked_metrics(metrics, updates)
-    _check_finite_weights(agent.model, updates)
+    health.check_finite_weights(agent.model, updates)
     save_checkpoint()
   if exporter is not None:
     exporter(agent, env, steps)
@@ -161,17 +161,4 @@ def _checked_metrics(metrics, updates):
   if metrics is None:
     return {}
   values = {k: float(v) for k, v in metrics.items()}
-  if not (np.isfinite(values["Losses/total"]) and np.isfinite(values["Optimizer/global_norm"])):
-    raise errors.TrainingDivergedError(
-        "Loss or gradient norm is not finite at update %d (%s). Training stopped; the last "
-        "good checkpoint is kept untouched. Lower the learning rate or check the rewards."
-        % (updates, ", ".join("%s=%g" % kv for kv in values.items())))
-  return values
-
-
-def _check_finite_weights(model, updates):
-  """Never checkpoint non-finite weights: the last good checkpoint stays the newest."""
-  if not all(bool(tf.reduce_all(tf.math.is_finite(v))) for v in model.variables):
-    raise errors.TrainingDivergedError(
-        "Weights are not finite after update %d. Training stopped; the last good checkpoint "
-        "is kept untouched. Lower the learning rate." % updates)
+  return health.check_finite_metrics(values, ("Losses/total", "Optimizer/global_norm"), updates)
