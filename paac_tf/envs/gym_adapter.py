@@ -26,6 +26,7 @@ from tf_agents.specs import array_spec
 from tf_agents.trajectories import time_step as ts
 
 from paac_tf import errors
+from paac_tf.envs import batched
 
 
 
@@ -36,8 +37,7 @@ def _constant(value, dtype):
   return array
 
 
-FIRST, MID, LAST = (_constant(ts.StepType.FIRST, np.int32), _constant(ts.StepType.MID, np.int32),
-                    _constant(ts.StepType.LAST, np.int32))
+FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 _ZERO = _constant(0.0, np.float32)
 _ONE = _constant(1.0, np.float32)
 

@@ -50,8 +50,7 @@ from tf_agents.trajectories import time_step as ts
 from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
 
-FIRST, MID, LAST = (np.int32(ts.StepType.FIRST), np.int32(ts.StepType.MID),
-                    np.int32(ts.StepType.LAST))
+FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
 # Modules the fork server imports once, so that forked workers find them (and
 # TensorFlow, which TF-Agents imports) already loaded. '__main__' is multiprocessing's

@@ -24,9 +24,10 @@ Episode ends follow the batched-env contract (TF-Agents auto-reset, see
 import collections
 
 import numpy as np
-from tf_agents.trajectories import time_step as ts
 
-FIRST, MID, LAST = int(ts.StepType.FIRST), int(ts.StepType.MID), int(ts.StepType.LAST)
+from paac_tf.envs import batched
+
+FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
 Transitions = collections.namedtuple("Transitions", [
     "env",        # int64 [M]   environment index in the batch

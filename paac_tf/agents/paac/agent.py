@@ -51,7 +51,6 @@ class PaacAgent(tf.Module):
     self.rng = tf.random.Generator.from_seed(seed)
     self.act = tf.function(self._act, jit_compile=jit_compile)
     self.train = tf.function(self._train, jit_compile=jit_compile)
-    self.greedy_act = tf.function(self._greedy_act)
     self.act_packed = tf.function(self._act_packed, jit_compile=jit_compile)
     self.train_packed = tf.function(self._train_packed, jit_compile=jit_compile)
 
@@ -74,10 +73,6 @@ class PaacAgent(tf.Module):
     metrics = self._train(observations, actions, step_data[0], step_data[1],
                           step_data[2] > 0.5, step_data[3] > 0.5, values)
     return tf.stack([tf.cast(metrics[name], tf.float32) for name in METRIC_NAMES])
-
-  def _greedy_act(self, observation):
-    logits, values = self.model(observation)
-    return tf.argmax(logits, axis=-1), values
 
   def _train(self, observations, actions, rewards, discounts, next_is_last, is_last, values):
     """One synchronous update on a rollout.

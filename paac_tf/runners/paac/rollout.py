@@ -14,11 +14,11 @@ while the environments step. That first action then comes from weights one updat
 """
 import numpy as np
 import tensorflow as tf
-from tf_agents.trajectories import time_step as ts
 
 from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.envs import batched
 
-LAST = int(ts.StepType.LAST)
+LAST = batched.LAST
 
 
 class _GroupBuffer:
@@ -135,5 +135,3 @@ class RolloutRunner:
                           cat("next_last", np.float32), cat("is_last", np.float32)])
     return cat("obs"), cat("actions"), step_data, values
 
-  def pop_finished_episodes(self):
-    return self.env.pop_finished_episodes()
