@@ -82,7 +82,7 @@ def test_one_train_step_changes_weights_and_lowers_loss():
 
 
 def test_learning_rate_anneals_linearly_to_zero():
-  agent = _agent(learning_rate=0.01, lr_anneal_updates=10)
+  agent = _agent(learning_rate=0.01, lr_anneal_steps=10)
   np.testing.assert_allclose(float(agent.learning_rate(0)), 0.01)
   np.testing.assert_allclose(float(agent.learning_rate(5)), 0.005)
   np.testing.assert_allclose(float(agent.learning_rate(10)), 0.0)
@@ -168,3 +168,13 @@ def test_the_loop_creates_few_tensors_per_update():
     assert all(isinstance(v, np.floating) for v in metrics.values())
   finally:
     env.close()
+
+
+def test_learning_rate_horizon_is_in_agent_steps_whatever_n_e_and_t_max():
+  """80M agent steps is 500,000 updates at n_e 32, t_max 5 and 1M updates at n_e 16."""
+  for steps_per_update, updates in ((32 * 5, 500_000), (16 * 5, 1_000_000), (7, 11_428_572)):
+    agent = _agent(learning_rate=0.01, lr_anneal_steps=80_000_000,
+                   steps_per_update=steps_per_update)
+    np.testing.assert_allclose(float(agent.learning_rate(updates // 2)), 0.005, rtol=1e-5)
+    assert float(agent.learning_rate(updates - 1)) > 0.0
+    assert float(agent.learning_rate(updates)) == 0.0

@@ -31,9 +31,19 @@ METRIC_NAMES = ("Losses/policy", "Losses/value", "Losses/entropy", "Losses/total
 class PaacAgent(tf.Module):
   """Holds the model, optimizer and RNG; exposes compiled `act` and `train`."""
 
-  def __init__(self, model, total_updates, learning_rate=0.0224, lr_anneal_updates=None,
-               rmsprop_decay=0.99, rmsprop_epsilon=0.1, entropy_coef=0.02, value_coef=0.25,
-               loss_scale=5.0, max_grad_norm=3.0, gamma=0.99, jit_compile=False, seed=0):
+  def __init__(self, model, total_updates, learning_rate=0.0224, lr_anneal_steps=None,
+               steps_per_update=1, rmsprop_decay=0.99, rmsprop_epsilon=0.1, entropy_coef=0.02,
+               value_coef=0.25, loss_scale=5.0, max_grad_norm=3.0, gamma=0.99, jit_compile=False,
+               seed=0):
+    """Args (the gin-settable ones are the algorithm's hyperparameters):
+      model: the actor-critic Keras model.
+      total_updates: updates of the whole run (the default learning-rate horizon).
+      learning_rate: initial learning rate, annealed linearly to 0.
+      lr_anneal_steps: the annealing horizon in agent steps (None: the whole run); turned
+        into updates with `steps_per_update` (n_e * t_max), so that it keeps meaning the
+        same number of agent steps whatever n_e and t_max are (the original code: 80M).
+      steps_per_update: agent steps per update, n_e * t_max (given by the training loop).
+    """
     super().__init__(name="paac_agent")
     self.model = model
     self.gamma = float(gamma)
@@ -41,7 +51,8 @@ class PaacAgent(tf.Module):
     self.value_coef = float(value_coef)
     self.loss_scale = float(loss_scale)
     self.max_grad_norm = float(max_grad_norm)
-    anneal = int(lr_anneal_updates or total_updates)
+    anneal = (int(-(-int(lr_anneal_steps) // int(steps_per_update))) if lr_anneal_steps
+              else int(total_updates))
     self.learning_rate = tf.keras.optimizers.schedules.PolynomialDecay(
         float(learning_rate), decay_steps=max(anneal, 1), end_learning_rate=0.0, power=1.0)
     # TF1's RMSProp, as the original code: lr * g / sqrt(ms + epsilon), ms starting at 1.

@@ -60,7 +60,8 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
     obs_spec = env.observation_spec()
     model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
                                             mlp_units=mlp_units, initializer=initializer)
-    agent = agent_lib.PaacAgent(model, total_updates=total_updates, seed=seed)
+    agent = agent_lib.PaacAgent(model, total_updates=total_updates,
+                                steps_per_update=num_envs * t_max, seed=seed)
     env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
     episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
     checkpointer = checkpointing.Checkpointer(
