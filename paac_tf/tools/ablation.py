@@ -1,0 +1,222 @@
+"""Ablation report: several published runs of one game side by side, at equal budget.
+
+  python -m paac_tf.tools.ablation --game=Pong --thresholds=-10,0,18 \
+      --run="atari.gin=results/pong_paac" --run="atari_fast.gin=results/pong_paac_fast" \
+      --output_dir=results/ablation_paac
+
+Each --run is LABEL=FOLDER, a results folder written by tools/publish_run.py (its
+summaries.csv, run_info.json and, if present, eval.json). Writes into --output_dir:
+  <game>.png   the training average return (last 100 episodes) against frames and against
+               wall minutes, one curve per run;
+  <game>.md    a table: frames and wall minutes at which each run's training average first
+               reached each threshold, its final training average and evaluation score;
+  <game>.json  the same numbers.
+Curves are cut at --budget_frames (default: the shortest run), so that every run is
+compared at the same budget; the table's "final" values are at that budget.
+Wall time is training time: pauses between resumed parts (gaps over --max_gap_s between
+two summaries) are left out.
+"""
+import csv
+import dataclasses
+import json
+import os
+from typing import List, Optional
+
+from absl import app
+from absl import flags
+
+from paac_tf import errors
+
+RETURN_TAG = "Metrics_vs_EnvironmentSteps/AverageReturn"   # step: agent steps
+FRAMES_PER_STEP = 4                                          # Atari frameskip
+
+
+@dataclasses.dataclass
+class Curve:
+  """A run's training average return against frames and training wall seconds."""
+  label: str
+  folder: str
+  frames: List[float]
+  wall_s: List[float]
+  returns: List[float]
+  eval_score: Optional[float] = None
+  eval_std: Optional[float] = None
+  command: str = ""
+
+
+def training_seconds(wall_times, max_gap_s):
+  """Elapsed training seconds at each point: the sum of the gaps between consecutive points,
+  leaving out gaps over `max_gap_s` (a pause between a run's resumed parts)."""
+  out, total = [], 0.0
+  for i, t in enumerate(wall_times):
+    if i:
+      gap = t - wall_times[i - 1]
+      total += gap if 0 <= gap <= max_gap_s else 0.0
+    out.append(total)
+  return out
+
+
+def read_curve(label, folder, max_gap_s=300.0):
+  path = os.path.join(folder, "summaries.csv")
+  if not os.path.exists(path):
+    raise errors.UserError("%s has no summaries.csv: publish the run with "
+                           "tools/publish_run.py first." % folder)
+  points = {}
+  with open(path, newline="", encoding="utf-8") as f:
+    for row in csv.DictReader(f):
+      if row["tag"] == RETURN_TAG:
+        points[int(float(row["step"]))] = (float(row["wall_time"]), float(row["value"]))
+  if not points:
+    raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
+  steps = sorted(points)
+  walls = training_seconds([points[s][0] for s in steps], max_gap_s)
+  curve = Curve(label, folder, [s * FRAMES_PER_STEP for s in steps], walls,
+                [points[s][1] for s in steps])
+  eval_path = os.path.join(folder, "eval.json")
+  if os.path.exists(eval_path):
+    with open(eval_path, encoding="utf-8") as f:
+      evaluation = json.load(f)
+    curve.eval_score = evaluation.get("mean_return")
+    curve.eval_std = evaluation.get("std_return")
+  info_path = os.path.join(folder, "run_info.json")
+  if os.path.exists(info_path):
+    with open(info_path, encoding="utf-8") as f:
+      curve.command = json.load(f).get("command", "")
+  return curve
+
+
+def cut(curve, budget_frames):
+  """The curve's points up to `budget_frames`."""
+  n = sum(1 for f in curve.frames if f <= budget_frames)
+  return dataclasses.replace(curve, frames=curve.frames[:n], wall_s=curve.wall_s[:n],
+                             returns=curve.returns[:n])
+
+
+def first_reach(curve, threshold):
+  """(frames, wall minutes) of the first point with average return >= threshold, or None."""
+  for f, w, r in zip(curve.frames, curve.wall_s, curve.returns):
+    if r >= threshold:
+      return f, w / 60.0
+  return None
+
+
+def summarize(curves, thresholds):
+  rows = []
+  for c in curves:
+    reached = {str(t): first_reach(c, t) for t in thresholds}
+    rows.append({
+        "label": c.label, "folder": c.folder, "command": c.command,
+        "frames": c.frames[-1] if c.frames else 0,
+        "wall_minutes": c.wall_s[-1] / 60.0 if c.wall_s else 0.0,
+        "final_training_average": c.returns[-1] if c.returns else None,
+        "best_training_average": max(c.returns) if c.returns else None,
+        "reached": {t: ({"frames": r[0], "wall_minutes": r[1]} if r else None)
+                    for t, r in reached.items()},
+        "eval_score": c.eval_score, "eval_std": c.eval_std,
+    })
+  return rows
+
+
+def _millions(frames):
+  return "%.1fM" % (frames / 1e6)
+
+
+def markdown(game, rows, thresholds, budget_frames):
+  head = ["run", "frames", "wall min"] + ["to %g: frames / min" % t for t in thresholds] + [
+      "final training avg", "best training avg", "evaluation (30 no-op)"]
+  lines = ["# %s: PAAC ablation at %s frames" % (game, _millions(budget_frames)), "",
+           "Generated by `python -m paac_tf.tools.ablation` from the results folders named "
+           "below; training average = last 100 episodes; '-' = not reached within the "
+           "budget. The evaluation column is the folder's eval.json, which may be of a "
+           "policy exported later than the budget (see the folder).", "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+  for r in rows:
+    cells = [r["label"], _millions(r["frames"]), "%.0f" % r["wall_minutes"]]
+    for t in thresholds:
+      hit = r["reached"][str(t)]
+      cells.append("%s / %.0f" % (_millions(hit["frames"]), hit["wall_minutes"]) if hit else "-")
+    cells.append("%.1f" % r["final_training_average"])
+    cells.append("%.1f" % r["best_training_average"])
+    cells.append("%.1f ± %.1f" % (r["eval_score"], r["eval_std"] or 0.0)
+                 if r["eval_score"] is not None else "-")
+    lines.append("| " + " | ".join(cells) + " |")
+  lines += ["", "Runs:", ""]
+  lines += ["- %s: `%s` (%s)" % (r["label"], r["command"], r["folder"]) for r in rows]
+  return "\n".join(lines) + "\n"
+
+
+def plot(game, curves, thresholds, path):
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  fig, (ax_f, ax_w) = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
+  for c in curves:
+    ax_f.plot([f / 1e6 for f in c.frames], c.returns, label=c.label, linewidth=1.4)
+    ax_w.plot([w / 60.0 for w in c.wall_s], c.returns, label=c.label, linewidth=1.4)
+  for ax in (ax_f, ax_w):
+    for t in thresholds:
+      ax.axhline(t, color="0.8", linewidth=0.8, zorder=0)
+    ax.grid(alpha=0.3)
+  ax_f.set_xlabel("frames (millions)")
+  ax_w.set_xlabel("training wall time (minutes, 2-core CPU)")
+  ax_f.set_ylabel("training average return (last 100 episodes)")
+  ax_f.set_title("%s: return against frames" % game)
+  ax_w.set_title("%s: return against wall time" % game)
+  ax_w.legend(loc="lower right", fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=110)
+  plt.close(fig)
+
+
+def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=300.0):
+  curves = [read_curve(label, folder, max_gap_s) for label, folder in runs]
+  budget = budget_frames or min(c.frames[-1] for c in curves)
+  curves = [cut(c, budget) for c in curves]
+  rows = summarize(curves, thresholds)
+  os.makedirs(output_dir, exist_ok=True)
+  stem = os.path.join(output_dir, game.lower())
+  with open(stem + ".json", "w", encoding="utf-8") as f:
+    json.dump({"game": game, "budget_frames": budget, "thresholds": list(thresholds),
+               "runs": rows}, f, indent=2)
+  with open(stem + ".md", "w", encoding="utf-8") as f:
+    f.write(markdown(game, rows, thresholds, budget))
+  plot(game, curves, thresholds, stem + ".png")
+  return rows
+
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("game", None, "Game name (title of the figure and file names).")
+  flags.DEFINE_multi_string("run", [], "LABEL=RESULTS_FOLDER, repeatable.")
+  flags.DEFINE_list("thresholds", [], "Scores to time, e.g. -10,0,18.")
+  flags.DEFINE_string("output_dir", "results/ablation_paac", "Where to write.")
+  flags.DEFINE_float("budget_frames", None, "Cut every curve here (default: shortest run).")
+  flags.DEFINE_float("max_gap_s", 300.0, "Longer gaps between summaries are pauses.")
+
+
+def main(argv):
+  del argv
+  if not FLAGS.game or not FLAGS.run:
+    raise errors.UserError("Give --game and at least one --run=LABEL=FOLDER.")
+  runs = []
+  for spec in FLAGS.run:
+    label, sep, folder = spec.partition("=")
+    if not sep or not label or not folder:
+      raise errors.UserError("--run must be LABEL=FOLDER, got %r." % spec)
+    runs.append((label, folder))
+  try:
+    thresholds = [float(t) for t in FLAGS.thresholds]
+  except ValueError as e:
+    raise errors.UserError("--thresholds must be numbers: %s" % e) from e
+  rows = run(FLAGS.game, runs, thresholds, FLAGS.output_dir, FLAGS.budget_frames,
+             FLAGS.max_gap_s)
+  for r in rows:
+    print("%-28s final %.1f" % (r["label"], r["final_training_average"]))
+  return 0
+
+
+if __name__ == "__main__":
+  _define_flags()
+  errors.run_cli(main)
