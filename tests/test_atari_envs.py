@@ -77,18 +77,22 @@ def test_both_paths_same_specs_and_action_sets(game):
       env.close()
 
 
-def test_portable_episodic_life_is_mid_with_discount_zero():
-  env = make("Breakout", 1, "portable", episodic_life=True)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_episodic_life_lost_life_is_last_with_discount_zero(backend):
+  env = make("Breakout", 1, backend, episodic_life=True)
   try:
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(2000):
       t = env.step(rng.integers(0, 4, 1))
-      assert t.step_type[0] != LAST, "the game ended before a life was lost"
-      if t.discount[0] == 0.0:
-        assert t.step_type[0] == MID
+      if t.step_type[0] == LAST:
+        assert t.discount[0] == 0.0        # a lost life (the game is not over yet)
+        t = env.step(rng.integers(0, 4, 1))
+        assert t.step_type[0] == FIRST and t.reward[0] == 0.0
         assert env.step(rng.integers(0, 4, 1)).step_type[0] == MID   # the game goes on
+        assert env.pop_finished_episodes() == []
         break
+      assert t.discount[0] == 1.0
     else:
       pytest.fail("no life was lost in 2000 random steps")
   finally:
@@ -183,6 +187,9 @@ def test_describe_env():
   assert info["atari_backend"] == "portable"
   assert info["preprocessing"]["observation_shape"] == [84, 84, 4]
   assert info["preprocessing"]["episodic_life"] is True
+  assert info["preprocessing"]["fire_reset"] is False
+  info = factory.describe_env("Breakout", fire_reset=True)
+  assert info["preprocessing"]["fire_reset"] is True
   info = factory.describe_env("CartPole-v1")
   assert info == {"env_name": "CartPole-v1", "is_atari": False, "gymnasium_id": "CartPole-v1",
                   "preprocessing": {"float64_observations_cast_to_float32": True,

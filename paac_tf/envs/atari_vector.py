@@ -9,10 +9,25 @@ Semantics (TF-Agents auto-reset convention, per environment):
   discount 0 if terminated, 1 if truncated (so learners bootstrap);
 - the following step of that environment is FIRST (the reset observation, reward 0),
   and the action given for it is ignored.
-- with `episodic_life`, a lost life is a MID step with discount 0: the learner does not
-  bootstrap across it, but the game goes on, so episode returns stay whole games.
+- `fire_reset` (default off, as the original PAAC code): in games whose action 1 is FIRE
+  and that have at least 3 actions (`uses_fire`, as baselines' FireResetEnv), FIRE is
+  pressed at each game start (ale-py's `use_fire_reset`: right after the game's reset,
+  one frame of FIRE in place of the first no-op; measured: a reset with noop_max=0 plays
+  1 frame instead of none, one with no-ops as many frames as without FIRE) and after each
+  lost life (the next agent step plays FIRE instead of the agent's action). Off, the env
+  never presses FIRE (ale-py's own default, FIRE at each game start, is turned off).
+- with `episodic_life` (for training; evaluation plays whole games), a lost life that does
+  not end the game is a LAST step with discount 0, so learners neither bootstrap across
+  it nor train on the action given there. The env's next step is FIRST (reward 0,
+  discount 1): it ignores the agent's action and plays FIRE (with `fire_reset`, in games
+  that use it) or NOOP, and the game goes on (no reset, no no-ops; the frame stack goes
+  on too). Should that step end the game (the time limit), it is LAST instead of FIRST.
+  A life lost at the step that ends the game makes that LAST's discount 0.
+- `pop_finished_episodes()` reports whole games either way: raw, unclipped scores (the
+  rewards of the FIRST steps after lost lives included) and lengths in agent steps (all
+  steps of the game, the ones that played the env's FIRE or NOOP included).
 Observations are NHWC uint8 `(84, 84, 4)`. Rewards in time steps are clipped (if
-configured); `pop_finished_episodes()` reports raw, unclipped scores of whole games.
+configured).
 """
 import numpy as np
 from tf_agents.specs import array_spec
@@ -35,12 +50,36 @@ def channels_last(obs):
   return out
 
 
+FIRE_ACTION = 1     # the action index that is FIRE in games that `uses_fire`
+NOOP_ACTION = 0
+_NO_ACTION = -1     # no action forced by the env
+
+
+def uses_fire(action_meanings):
+  """Whether `fire_reset` presses FIRE in a game with these action meanings (its action
+  set, in order): action 1 is FIRE and there are at least 3 actions, as baselines'
+  FireResetEnv requires."""
+  meanings = [str(m) for m in action_meanings]
+  return len(meanings) >= 3 and meanings[FIRE_ACTION] == "FIRE"
+
+
+def rom_action_meanings(rom_id, full_action_space=False):
+  """The action meanings of ROM `rom_id` ("breakout"), in the order of its action set."""
+  import ale_py  # pylint: disable=import-outside-toplevel
+  from ale_py import roms  # pylint: disable=import-outside-toplevel
+  ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)   # as the C++ vector env does
+  ale = ale_py.ALEInterface()
+  ale.loadROM(roms.get_rom_path(rom_id))
+  actions = ale.getLegalActionSet() if full_action_space else ale.getMinimalActionSet()
+  return [action.name for action in actions]
+
+
 class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   """n_e Atari games stepped by ale-py's C++ thread pool, batched."""
 
   def __init__(self, rom_id, num_envs, num_threads=0, seed=0, reward_clipping=True,
-               episodic_life=False, noop_max=30, frameskip=4, frame_stack=4,
-               repeat_action_probability=0.0, max_episode_frames=108000,
+               episodic_life=False, fire_reset=False, noop_max=30, frameskip=4,
+               frame_stack=4, repeat_action_probability=0.0, max_episode_frames=108000,
                full_action_space=False):
     super().__init__(handle_auto_reset=False)
     from ale_py.vector_env import AtariVectorEnv  # pylint: disable=import-outside-toplevel
@@ -48,6 +87,12 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     self._seed = int(seed)
     self._reward_clipping = bool(reward_clipping)
     self._episodic_life = bool(episodic_life)
+    self._fire_reset = bool(fire_reset)
+
+    # ale-py's use_fire_reset presses FIRE in any game whose action set holds FIRE: it is
+    # only turned on where `uses_fire` agrees (then FIRE is action 1, in the set).
+    self._presses_fire = self._fire_reset and uses_fire(
+        rom_action_meanings(rom_id, full_action_space))
     self._env = AtariVectorEnv(
         rom_id, self._num_envs, num_threads=int(num_threads),
         repeat_action_probability=float(repeat_action_probability),
@@ -55,15 +100,18 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
         full_action_space=bool(full_action_space), autoreset_mode="NextStep",
         img_height=84, img_width=84, grayscale=True, stack_num=int(frame_stack),
         frameskip=int(frameskip), maxpool=True, noop_max=int(noop_max),
-        episodic_life=False, reward_clipping=False)
+        episodic_life=False, reward_clipping=False, use_fire_reset=self._presses_fire)
     self._num_actions = int(self._env.single_action_space.n)
     self._obs_spec = array_spec.BoundedArraySpec(
         (84, 84, int(frame_stack)), np.uint8, 0, 255, name="observation")
     self._action_spec = array_spec.BoundedArraySpec(
         (), np.int64, 0, self._num_actions - 1, name="action")
     self._stats = episode_stats.EpisodeStats(self._num_envs)
-    self._was_last = np.zeros(self._num_envs, bool)
-    self._lives = np.zeros(self._num_envs, np.int64)
+    n = self._num_envs
+    self._was_last = np.zeros(n, bool)        # the game ended: the C++ env resets next
+    self._life_first = np.zeros(n, bool)      # a life was lost (episodic): next is FIRST
+    self._forced = np.full(n, _NO_ACTION, np.int64)   # the action the env plays next
+    self._lives = np.zeros(n, np.int64)
     self._closed = False
 
   # --- PyEnvironment API -------------------------------------------------------
@@ -72,6 +120,8 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     obs = self._ordered(obs, info)
     self._lives = np.asarray(info["lives"])[np.argsort(info["env_id"])]
     self._was_last[:] = False
+    self._life_first[:] = False
+    self._forced[:] = _NO_ACTION
     self._stats.reset()
     n = self._num_envs
     return ts.TimeStep(np.full(n, FIRST), np.zeros(n, np.float32), np.ones(n, np.float32),
@@ -84,7 +134,11 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   # --- asynchronous halves of a step ------------------------------------------
   def send(self, action):
     """Starts stepping all environments with `action` ([n_e] ints)."""
-    self._env.send(np.asarray(action, np.int64).reshape(self._num_envs))
+    action = np.asarray(action, np.int64).reshape(self._num_envs)
+    forced = self._forced >= 0
+    if forced.any():
+      action = np.where(forced, self._forced, action)
+    self._env.send(action)
 
   def recv(self):
     """Waits for the step started by `send` and returns its batched TimeStep."""
@@ -96,20 +150,33 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
       info = {k: np.asarray(v)[idx] for k, v in info.items()}
     obs = channels_last(obs)
     raw = np.asarray(reward, np.float32)
-    first = self._was_last
-    last = np.logical_or(terminated, truncated) & ~first
-    raw = np.where(first, 0.0, raw).astype(np.float32)
-    self._stats.update(raw, ~first, last)
-    step_type = np.where(first, FIRST, np.where(last, LAST, MID)).astype(np.int32)
-    discount = np.where(terminated & ~first, 0.0, 1.0).astype(np.float32)
+    reset = self._was_last                  # the C++ env's auto-reset step
+    terminated = np.asarray(terminated, bool) & ~reset
+    last = (np.asarray(truncated, bool) | terminated) & ~reset
+    raw = np.where(reset, 0.0, raw).astype(np.float32)
+    self._stats.update(raw, ~reset, last)   # whole games: every step of the game counts
     lives = np.asarray(info["lives"])
+    life_lost = (lives < self._lives) & ~reset
+    going_on = life_lost & ~last            # a lost life, the game goes on
+    discount = np.where(terminated, 0.0, 1.0)
+    first = reset
     if self._episodic_life:
-      life_lost = (lives < self._lives) & ~first & ~last
-      discount = np.where(life_lost, 0.0, discount).astype(np.float32)
+      discount = np.where(life_lost, 0.0, discount)
+      last = last | going_on
+      first = reset | (self._life_first & ~last)
+      self._life_first = going_on
+      self._forced = np.where(going_on, FIRE_ACTION if self._presses_fire else NOOP_ACTION,
+                              _NO_ACTION)
+    elif self._presses_fire:
+      self._forced = np.where(going_on, FIRE_ACTION, _NO_ACTION)
+    step_type = np.where(first, FIRST, np.where(last, LAST, MID)).astype(np.int32)
     self._lives = lives
-    self._was_last = last
-    reward = np.clip(raw, -1.0, 1.0) if self._reward_clipping else raw
-    self._current_time_step = ts.TimeStep(step_type, reward.astype(np.float32), discount, obs)
+    self._was_last = last & ~going_on       # games that ended
+    reward = np.where(first, 0.0, raw)
+    if self._reward_clipping:
+      reward = np.clip(reward, -1.0, 1.0)
+    self._current_time_step = ts.TimeStep(step_type, reward.astype(np.float32),
+                                          discount.astype(np.float32), obs)
     return self._current_time_step
 
   def _ordered(self, obs, info):
@@ -120,6 +187,11 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   @property
   def num_actions(self):
     return self._num_actions
+
+  @property
+  def presses_fire(self):
+    """Whether the env presses FIRE (`fire_reset` is on and the game `uses_fire`)."""
+    return self._presses_fire
 
   def pop_finished_episodes(self):
     """(raw return, length in agent steps) of each whole game finished since last call."""

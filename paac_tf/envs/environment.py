@@ -10,7 +10,7 @@ from paac_tf.envs import grouped
 @gin.configurable(module="paac_tf.envs", denylist=["env_name", "num_envs", "num_workers", "seed"])
 def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vector",
                      num_threads=None, num_groups=1, reward_clipping=True, episodic_life=False,
-                     noop_max=30, max_episode_frames=108000):
+                     noop_max=30, max_episode_frames=108000, fire_reset=False):
   """Builds the batched env of n_e = `num_envs` environments.
 
   For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its
@@ -18,6 +18,12 @@ def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vecto
   groups that a training loop can keep in flight at different times (see
   agents/paac/rollout.py); each group gets n_e / G environments, n_w / G workers and
   `num_threads` threads. Environment i is seeded with seed + i either way.
+
+  Atari options (see `atari_vector`): `episodic_life` makes a lost life a LAST step with
+  discount 0 (training only: evaluation plays whole games); `fire_reset` presses FIRE at
+  game start and after each lost life in games whose action 1 is FIRE (off: the env never
+  presses FIRE, as the original PAAC code). A policy trained with `fire_reset` should be
+  evaluated with it.
   """
   num_envs, num_workers, num_groups = int(num_envs), int(num_workers), int(num_groups)
   if num_threads is None:
@@ -35,7 +41,8 @@ def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vecto
     return factory.make_batched_env(
         env_name, per_group, num_workers=workers, seed=int(seed) + k * per_group,
         atari_backend=atari_backend, num_threads=num_threads, reward_clipping=reward_clipping,
-        episodic_life=episodic_life, noop_max=noop_max, max_episode_frames=max_episode_frames)
+        episodic_life=episodic_life, noop_max=noop_max, max_episode_frames=max_episode_frames,
+        fire_reset=fire_reset)
 
   if num_groups == 1:
     return build(0)

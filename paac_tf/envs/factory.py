@@ -6,7 +6,8 @@
   processes (`atari_portable.make_atari_portable_env`), same specs and action set;
 - any other registered gymnasium id: one `GymnasiumPyEnvironment` per slot stepped by
   `num_workers` processes (`ParallelBatchedPyEnvironment`; 0 = in-process). The Atari
-  options (reward clipping, episodic life, no-ops, frame limit) do not apply there.
+  options (reward clipping, episodic life, FIRE reset, no-ops, frame limit) do not apply
+  there.
 
 All of them follow the project's batched-env contract (see `atari_vector.py`).
 """
@@ -44,7 +45,7 @@ def _check_spaces(env_id):
 
 def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="vector",
                      num_threads=0, reward_clipping=True, episodic_life=False, noop_max=30,
-                     max_episode_frames=108000):
+                     max_episode_frames=108000, fire_reset=False):
   """Builds the batched PyEnvironment for `env_name` with n_e = `num_envs` environments.
 
   Args:
@@ -56,8 +57,9 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
     seed: environment i is seeded with `seed + i` (the vector backend seeds its pool).
     atari_backend: "vector" (fast, C++) or "portable" (gymnasium, processes).
     num_threads: C++ threads of the vector backend (0 = ale-py's default).
-    reward_clipping, episodic_life, noop_max, max_episode_frames: Atari only, see
-      `atari_vector.AtariVectorPyEnvironment`.
+    reward_clipping, episodic_life, noop_max, max_episode_frames, fire_reset: Atari only,
+      see `atari_vector` (episodic_life: a lost life is LAST with discount 0, for training;
+      fire_reset: FIRE at game start and after each lost life, in games that use it).
 
   Returns:
     A batched TF-Agents PyEnvironment with `num_actions`, `pop_finished_episodes()`,
@@ -73,15 +75,16 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
       from paac_tf.envs import atari_vector  # pylint: disable=import-outside-toplevel
       return atari_vector.AtariVectorPyEnvironment(
           resolved.rom_id, num_envs, num_threads=int(num_threads), seed=seed,
-          reward_clipping=reward_clipping, episodic_life=episodic_life, noop_max=noop_max,
-          frameskip=ATARI_FRAMESKIP, frame_stack=ATARI_FRAME_STACK,
+          reward_clipping=reward_clipping, episodic_life=episodic_life,
+          fire_reset=bool(fire_reset), noop_max=noop_max, frameskip=ATARI_FRAMESKIP,
+          frame_stack=ATARI_FRAME_STACK,
           repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
           max_episode_frames=max_episode_frames)
     from paac_tf.envs import atari_portable  # pylint: disable=import-outside-toplevel
     return atari_portable.make_atari_portable_env(
         resolved, num_envs, num_workers, seed=seed, reward_clipping=reward_clipping,
-        episodic_life=episodic_life, noop_max=noop_max, frameskip=ATARI_FRAMESKIP,
-        frame_stack=ATARI_FRAME_STACK,
+        episodic_life=episodic_life, fire_reset=bool(fire_reset), noop_max=noop_max,
+        frameskip=ATARI_FRAMESKIP, frame_stack=ATARI_FRAME_STACK,
         repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
         max_episode_frames=max_episode_frames)
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
@@ -93,7 +96,7 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
 
 
 def describe_env(env_name, atari_backend="vector", reward_clipping=True, episodic_life=False,
-                 noop_max=30, max_episode_frames=108000):
+                 noop_max=30, max_episode_frames=108000, fire_reset=False):
   """JSON-serializable metadata of the environment `make_batched_env` would build.
 
   For exported models and run records: the canonical name and, for Atari, the
@@ -123,6 +126,7 @@ def describe_env(env_name, atari_backend="vector", reward_clipping=True, episodi
             "max_episode_frames": int(max_episode_frames),
             "reward_clipping": bool(reward_clipping),
             "episodic_life": bool(episodic_life),
+            "fire_reset": bool(fire_reset),
         },
     }
   return {

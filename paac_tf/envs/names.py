@@ -83,7 +83,8 @@ def check_env_name(name):
     return name
   candidates = all_names()
   close = difflib.get_close_matches(_atari_stem(name), candidates, n=5, cutoff=0.5)
-  close += [c for c in difflib.get_close_matches(name, candidates, n=5, cutoff=0.5) if c not in close]
+  close += [c for c in difflib.get_close_matches(name, candidates, n=5, cutoff=0.5)
+            if c not in close]
   hint = ("Closest valid names: %s." % ", ".join(close[:5])) if close else (
       "Use an Atari game such as Pong, PongNoFrameskip-v4 or ALE/Pong-v5, or a gymnasium id "
       "such as CartPole-v1.")

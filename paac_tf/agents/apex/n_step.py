@@ -18,8 +18,9 @@ Episode ends follow the batched-env contract (TF-Agents auto-reset, see
   final observation, which LAST carries;
 - the action given at a LAST time step is ignored by the env (the next step is FIRST), so
   no transition starts there, and none ever straddles a FIRST;
-- a MID step with discount 0 (episodic life: a lost life) cuts the return and the
-  bootstrap (D = 0) but not the stream: transitions still run n steps.
+- a MID step with discount 0 cuts the return and the bootstrap (D = 0) but not the
+  stream: transitions still run n steps. (Episodic life gives a LAST with discount 0 at a
+  lost life instead, then FIRST: see paac_tf/envs/atari_vector.py.)
 """
 import collections
 
