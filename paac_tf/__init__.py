@@ -19,7 +19,7 @@ def _import_old_gym_quietly():
   import io  # pylint: disable=import-outside-toplevel
   try:
     with contextlib.redirect_stderr(io.StringIO()):
-      import gym  # pylint: disable=import-outside-toplevel,unused-import
+      import gym  # noqa: F401  (imported for its notice, which is dropped)
   except Exception:  # pylint: disable=broad-except  (tf-agents reports a missing gym itself)
     pass
 

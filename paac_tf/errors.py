@@ -21,8 +21,8 @@ def user_message(error):
   """The error's text on one line (runs of whitespace as one space; the error's type name
   if it has no text), without the "In call to configurable ..." lines that gin appends to
   exceptions raised inside configurables."""
-  lines = [l for l in str(error).splitlines()
-           if not l.strip().startswith("In call to configurable")]
+  lines = [line for line in str(error).splitlines()
+           if not line.strip().startswith("In call to configurable")]
   return " ".join(" ".join(lines).split()) or type(error).__name__
 
 

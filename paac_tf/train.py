@@ -17,8 +17,10 @@ from absl import logging
 from paac_tf import errors
 
 FLAGS = flags.FLAGS
-flags.DEFINE_multi_string("gin_file", [], "Gin config file(s); a bare name is looked up in configs/.")
-flags.DEFINE_multi_string("gin_bindings", [], "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
+flags.DEFINE_multi_string("gin_file", [],
+                          "Gin config file(s); a bare name is looked up in configs/.")
+flags.DEFINE_multi_string("gin_bindings", [],
+                          "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
 flags.DEFINE_string("root_dir", None, "Run directory (default: runs/<config>-<timestamp>).")
 
 
@@ -28,22 +30,6 @@ def default_root_dir(gin_files):
   return os.path.join("runs", "%s-%s" % (stem, stamp))
 
 
-def prepare_root_dir(root_dir):
-  """Creates root_dir (or checks an existing one is writable, touching nothing in it)."""
-  root_dir = os.path.abspath(os.path.expanduser(root_dir))
-  if os.path.isdir(root_dir):
-    if not os.access(root_dir, os.W_OK | os.X_OK):
-      raise errors.UserError("Cannot write to --root_dir %s (permission denied). Choose a "
-                             "writable directory." % root_dir)
-    return root_dir
-  try:
-    os.makedirs(root_dir)
-  except OSError as e:
-    raise errors.UserError("Cannot write to --root_dir %s (%s). Choose a writable directory."
-                           % (root_dir, e.strerror or e)) from None
-  return root_dir
-
-
 def main(argv):
   if len(argv) > 1:
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
@@ -51,10 +37,11 @@ def main(argv):
     raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
   # Imported here so that flag errors and --help stay fast.
   from paac_tf.runners import train_eval as train_eval_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf import configurables  # pylint: disable=import-outside-toplevel,unused-import
+  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  root_dir = prepare_root_dir(FLAGS.root_dir or default_root_dir(FLAGS.gin_file))
+  root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir or default_root_dir(FLAGS.gin_file))
   logging.info("Run directory: %s", root_dir)
   result = train_eval_lib.train_eval(root_dir=root_dir)
   logging.info("Result: %s", result)

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 
-import psutil
 import pytest
 
 from conftest import read_text
@@ -99,12 +98,12 @@ def _result(log_text):
 
 
 def _actor_args(address, *bindings):
-  return ["paac_tf.runners.apex.actor", "--replay_address=%s" % address, "--actor_index=0",
+  return ["paac_tf.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
           "--num_actors=1", GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _learner_args(address, root_dir, *bindings):
-  return ["paac_tf.runners.apex.learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
+  return ["paac_tf.apex_learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
           GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
@@ -132,7 +131,7 @@ def test_actor_and_learner_retry_with_backoff_then_give_up_without_a_replay(proc
     assert [a for a, _ in retries] == list(range(1, len(retries) + 1)), retries
     assert retries[:2] == [(1, 1.0), (2, 2.0)] and 3 <= len(retries) <= 4, retries
     # Then one error line, and no traceback.
-    errors = [l for l in text.splitlines() if l.startswith("error: ")]
+    errors = [line for line in text.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1, text[-4000:]
     match = re.match(r"error: Replay server at %s not reachable for (\d+) s \((\d+) attempts"
                      % re.escape(address), errors[0])
@@ -190,7 +189,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
   root = tmp_path / "run"
-  replay_args = ["paac_tf.runners.apex.replay", "--port=%d" % port, GIN,
+  replay_args = ["paac_tf.apex_replay", "--port=%d" % port, GIN,
                  "--checkpoint_dir=%s" % (tmp_path / "replay_checkpoint"),
                  "--checkpoint_interval_s=2"]
   retry = "ReplayRetry.max_s=4"   # backoff 1, 2, 4, 4, ... s: shorter waits in this test
@@ -199,7 +198,8 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   # 1. Actor and learner start before the replay: they retry until it is up.
   actor = processes.start("actor", _actor_args(address, retry))
   learner = processes.start("learner", _learner_args(address, root, *learner_bindings))
-  _wait_for(lambda: all(len(_retries(read_text(p.log_path), address)) >= 2 for p in (actor, learner)),
+  _wait_for(lambda: all(len(_retries(read_text(p.log_path), address)) >= 2
+                        for p in (actor, learner)),
             150, "two retries of actor and learner", [actor, learner])
   replay = processes.start("replay", replay_args)
   _wait_for(_grows(address, inserts=1000, samples=0), 150,
@@ -251,9 +251,10 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   assert learner.returncode == 3, text[-4000:]
   assert "Learner lost the replay server" in text, text[-4000:]
   # What it learned since the resume is in its latest checkpoint.
-  latest = re.search(r'model_checkpoint_path: "ckpt-(\d+)"', read_text(root / "train" / "checkpoint"))
+  latest = re.search(r'model_checkpoint_path: "ckpt-(\d+)"',
+                     read_text(root / "train" / "checkpoint"))
   assert latest and int(latest.group(1)) > agent_step, (latest, agent_step)
-  errors = [l for l in text.splitlines() if l.startswith("error: ")]
+  errors = [line for line in text.splitlines() if line.startswith("error: ")]
   assert len(errors) == 1 and errors[0].startswith(
       "error: Replay server at %s not reachable for " % address), text[-4000:]
   assert "Traceback" not in text, text[-4000:]
@@ -277,30 +278,30 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   still sees the learner's `done` (in-process: real server, actor and weights)."""
   import threading  # pylint: disable=import-outside-toplevel
   import gin  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import common  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay as replay_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   import reverb  # pylint: disable=import-outside-toplevel
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = common.environment_specs("CartPole-v1")
-  layout = transport.ReplayLayout(spec)
+  spec, num_actions = actor_lib.environment_specs("CartPole-v1")
+  layout = replay_layout.ReplayLayout(spec)
   settings = replay_lib.apex_replay(capacity=10_000, learning_starts=50, samples_per_insert=1.0,
                                     error_buffer=2.0)
   server = replay_lib.start_server(layout, settings=settings)
   address = "127.0.0.1:%d" % server.port
   client = reverb.Client(address)
-  network = weights.build_q_network(num_actions, spec)
+  network = dueling_q.build_q_network(num_actions, spec)
   weights.publish(client, network, learner_step=1)
 
   def learner_ends():
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:   # the actor is blocked: inserts stop growing
-      size = client.server_info()[transport.REPLAY_TABLE].current_size
+      size = client.server_info()[replay_layout.REPLAY_TABLE].current_size
       time.sleep(1.0)
-      if size >= 50 and client.server_info()[transport.REPLAY_TABLE].current_size == size:
+      if size >= 50 and client.server_info()[replay_layout.REPLAY_TABLE].current_size == size:
         break
     done_at.append(time.monotonic())
     weights.publish(client, network, learner_step=2, done=True)

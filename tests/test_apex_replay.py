@@ -1,5 +1,6 @@
 """Ape-X through a real Reverb server: the replay layout, actor priorities, learner updates,
 weights, checkpoints and the standalone replay command. No mocks: real envs, real Reverb."""
+import collections
 import os
 import signal
 import socket
@@ -17,12 +18,15 @@ from paac_tf import errors
 from paac_tf.agents.apex import learner_step as learner_step_lib
 from paac_tf.agents.apex import losses
 from paac_tf.agents.apex import n_step
-from paac_tf.runners.apex import actor as actor_lib
-from paac_tf.runners.apex import common
-from paac_tf.runners.apex import replay
-from paac_tf.runners.apex import transport
-from paac_tf.runners.apex import weights
 from paac_tf.envs import environment
+from paac_tf.networks import dueling_q
+from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import processes
+from paac_tf.runners.apex import replay
+from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import sampling
+from paac_tf.runners.apex import weights
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +40,7 @@ def clean_gin():
 
 def _fifo_server(layout):
   """A server whose replay table hands back every item once, in insertion order."""
-  table = reverb.Table(transport.REPLAY_TABLE, sampler=reverb.selectors.Fifo(),
+  table = reverb.Table(replay_layout.REPLAY_TABLE, sampler=reverb.selectors.Fifo(),
                        remover=reverb.selectors.Fifo(), max_size=100_000, max_times_sampled=1,
                        rate_limiter=reverb.rate_limiters.MinSize(1),
                        signature=layout.item_signature())
@@ -45,14 +49,15 @@ def _fifo_server(layout):
 
 def _write_random_play(env, layout, client, steps, seed=0, chunk_length=4):
   """Plays random actions through the real n-step builder and writer; returns what each
-  item must contain, keyed by its (unique) priority."""
+  item must contain, keyed by its (unique) priority, the count of each (step type,
+  discount) played, and the writer."""
   rng = np.random.default_rng(seed)
   num_envs = env.batch_size
   builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=0.9)
-  writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
+  writer = replay_layout.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
   seen = [dict() for _ in range(num_envs)]     # stream position -> observation
   expected = {}
-  step_types = set()
+  step_types = collections.Counter()
   ts = env.reset()
   for _ in range(steps):
     action = rng.integers(0, env.num_actions, num_envs)
@@ -76,10 +81,10 @@ def _write_random_play(env, layout, client, steps, seed=0, chunk_length=4):
 
 
 def _check_items(client, layout, expected):
-  size = client.server_info()[transport.REPLAY_TABLE].current_size
+  size = client.server_info()[replay_layout.REPLAY_TABLE].current_size
   assert size == len(expected)
   checked = 0
-  for sample in client.sample(transport.REPLAY_TABLE, size, emit_timesteps=False,
+  for sample in client.sample(replay_layout.REPLAY_TABLE, size, emit_timesteps=False,
                               unpack_as_table_signature=True):
     want = expected[sample.info.priority]
     data = layout.unpack_np(sample.data)
@@ -100,19 +105,24 @@ def _check_items(client, layout, expected):
 
 @pytest.mark.timeout(240)
 def test_atari_single_frame_stream_rebuilds_every_observation_exactly():
-  # Breakout with episodic life and a short frame limit: random play loses lives (MID,
-  # discount 0), ends games (LAST, terminated) and hits the limit (LAST, truncated).
+  # Breakout with episodic life and a short frame limit: random play loses lives (discount
+  # 0; how a lost life is marked is the env's contract, see envs/atari_vector.py), ends
+  # games (LAST, terminated) and hits the limit (LAST, truncated).
   env = environment.make_environment("Breakout", 2, 1, 3, episodic_life=True,
                                      max_episode_frames=4 * 150)
   try:
-    layout = transport.ReplayLayout(env.observation_spec(), n_step=3, single_frames=True)
+    layout = replay_layout.ReplayLayout(env.observation_spec(), n_step=3, single_frames=True)
     assert layout.stack == 4 and layout.frame_shape == (84, 84) and layout.window == 7
     server = _fifo_server(layout)
     client = reverb.Client("127.0.0.1:%d" % server.port)
     expected, step_types, writer = _write_random_play(env, layout, client, 420)
-    assert {(0, 1.0), (1, 0.0), (2, 0.0), (2, 1.0)} <= step_types   # all the cases occurred
-    # Each stream step stores one 84x84 frame: ~1 frame per transition, not 4 + 4.
-    assert writer.frames_written < 1.05 * writer.items_written + 2 * 5 * 10
+    assert {(0, 1.0), (2, 0.0), (2, 1.0)} <= set(step_types)   # all the cases occurred
+    # Each time step stores one 84x84 frame (each FIRST also the S-1 older images of its
+    # stack, each LAST n-1 padding copies): ~1 frame per transition, not 4 + 4.
+    firsts = sum(c for (t, _), c in step_types.items() if t == 0)
+    lasts = sum(c for (t, _), c in step_types.items() if t == 2)
+    assert writer.frames_written == 420 * 2 + 3 * firsts + 2 * lasts
+    assert writer.frames_written < 1.05 * writer.items_written + (3 + 2) * (firsts + lasts)
     assert _check_items(client, layout, expected) == len(expected) > 700
     server.stop()
   finally:
@@ -123,7 +133,7 @@ def test_atari_single_frame_stream_rebuilds_every_observation_exactly():
 def test_vector_observation_stream_rebuilds_every_observation_exactly():
   env = environment.make_environment("CartPole-v1", 3, 0, 5)
   try:
-    layout = transport.ReplayLayout(env.observation_spec(), n_step=3)
+    layout = replay_layout.ReplayLayout(env.observation_spec(), n_step=3)
     assert layout.stack == 1 and layout.window == 4 and not layout.single_frames
     server = _fifo_server(layout)
     client = reverb.Client("127.0.0.1:%d" % server.port)
@@ -137,20 +147,20 @@ def test_vector_observation_stream_rebuilds_every_observation_exactly():
 
 def test_single_frames_off_stores_whole_observations():
   spec = tf.TensorSpec([84, 84, 4], tf.uint8)
-  layout = transport.ReplayLayout(spec, n_step=3, single_frames=False)
+  layout = replay_layout.ReplayLayout(spec, n_step=3, single_frames=False)
   assert layout.stack == 1 and layout.frame_shape == (84, 84, 4) and layout.window == 4
 
 
 def test_writer_refuses_stacks_that_do_not_shift():
   spec = tf.TensorSpec([2, 2, 3], tf.uint8)
-  layout = transport.ReplayLayout(spec, n_step=2)
+  layout = replay_layout.ReplayLayout(spec, n_step=2)
   server = _fifo_server(layout)
   client = reverb.Client("127.0.0.1:%d" % server.port)
-  writer = transport.TransitionWriter(client, layout, 1, chunk_length=2)
+  writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=2)
   empty = n_step.empty_transitions()
   obs = np.arange(12, dtype=np.uint8).reshape(1, 2, 2, 3)
   writer.write(np.array([n_step.FIRST]), obs, empty, [])
-  with pytest.raises(transport.FrameStackError):
+  with pytest.raises(replay_layout.FrameStackError):
     writer.write(np.array([n_step.MID]), obs + 5, empty, [])
   writer.close()
   server.stop()
@@ -165,8 +175,8 @@ class _NoStop:
 def _cartpole_replay(learning_starts=1):
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = common.environment_specs("CartPole-v1")
-  layout = transport.ReplayLayout(spec)
+  spec, num_actions = actor_lib.environment_specs("CartPole-v1")
+  layout = replay_layout.ReplayLayout(spec)
   settings = replay.apex_replay(capacity=10_000, learning_starts=learning_starts,
                                 samples_per_insert=1.0, error_buffer=1e7)
   server = replay.start_server(layout, settings=settings)
@@ -177,7 +187,7 @@ def _cartpole_replay(learning_starts=1):
 def _read_priorities(client, num_samples):
   """key -> priority of items seen in `num_samples` prioritized samples."""
   seen = {}
-  for sample in client.sample(transport.REPLAY_TABLE, num_samples, emit_timesteps=False):
+  for sample in client.sample(replay_layout.REPLAY_TABLE, num_samples, emit_timesteps=False):
     seen[sample.info.key] = sample.info.priority
   return seen
 
@@ -187,20 +197,20 @@ def test_actor_initial_priorities_and_learner_priority_updates():
   server, client, layout, spec, num_actions = _cartpole_replay()
   try:
     tf.random.set_seed(1)
-    network = weights.build_q_network(num_actions, spec)
+    network = dueling_q.build_q_network(num_actions, spec)
     weights.publish(client, network, learner_step=7)
     counters = actor_lib.apex_actor(
         "127.0.0.1:%d" % server.port, actor_index=0, num_actors=1, env_name="CartPole-v1",
         seed=11, num_envs=4, max_steps=60, chunk_length=4, discount=0.99, stop=_NoStop())
-    size = client.server_info()[transport.REPLAY_TABLE].current_size
+    size = client.server_info()[replay_layout.REPLAY_TABLE].current_size
     assert counters["items"] == size > 150
-    reports = client.server_info()[transport.STATS_TABLE].current_size
+    reports = client.server_info()[replay_layout.STATS_TABLE].current_size
     assert reports >= 1
 
     # Initial priority = |R + D max_a Q(s', a) - Q(s, a)| + 1e-6 under the actor's
     # network (the published weights), recomputed here through the learner's TF path.
     checked = 0
-    for sample in client.sample(transport.REPLAY_TABLE, 64, emit_timesteps=False,
+    for sample in client.sample(replay_layout.REPLAY_TABLE, 64, emit_timesteps=False,
                                 unpack_as_table_signature=True):
       data = layout.unpack({k: np.asarray(v)[None] for k, v in sample.data.items()})
       obs, next_obs = layout.observations(data["frames"], data["next_offset"])
@@ -214,18 +224,18 @@ def test_actor_initial_priorities_and_learner_priority_updates():
 
     # The learner's step changes priorities in Reverb to |TD error| after its update.
     before = _read_priorities(client, 3000)
-    target_network = weights.build_q_network(num_actions, spec)
+    target_network = dueling_q.build_q_network(num_actions, spec)
     step = learner_step_lib.ApexLearnerStep(network, target_network, layout, optimizer="adam",
                                             learning_rate=0.01)
     step.build()
-    dataset = transport.replay_dataset("127.0.0.1:%d" % server.port, layout, batch_size=32,
+    dataset = sampling.replay_dataset("127.0.0.1:%d" % server.port, layout, batch_size=32,
                                        prefetch=1)
     updated, batch_of = {}, {}
     for i, sample in enumerate(dataset.take(4)):
       keys, new_priorities, metrics = step.train(sample)
       assert np.isfinite(metrics["Losses/huber"].numpy())
       updates = dict(zip(keys.numpy().tolist(), new_priorities.numpy().tolist()))
-      client.mutate_priorities(transport.REPLAY_TABLE, updates=updates)
+      client.mutate_priorities(replay_layout.REPLAY_TABLE, updates=updates)
       updated.update(updates)
       batch_of.update({k: i for k in updates})
     assert int(step.steps.numpy()) == 4
@@ -245,10 +255,10 @@ def test_actor_initial_priorities_and_learner_priority_updates():
 
 def test_learner_step_syncs_the_target_network_every_period():
   spec = tf.TensorSpec([4], tf.float32)
-  layout = transport.ReplayLayout(spec, n_step=3)
+  layout = replay_layout.ReplayLayout(spec, n_step=3)
   settings = {"network": "mlp", "mlp_units": [8], "head_units": None}
-  online = weights.build_q_network(2, spec, settings)
-  target = weights.build_q_network(2, spec, settings)
+  online = dueling_q.build_q_network(2, spec, settings)
+  target = dueling_q.build_q_network(2, spec, settings)
   step = learner_step_lib.ApexLearnerStep(online, target, layout, optimizer="adam",
                                           learning_rate=0.01, target_update_period=3)
   step.build()
@@ -273,8 +283,8 @@ def test_learner_step_syncs_the_target_network_every_period():
 def test_weights_round_trip_with_step_and_done_flag():
   server, client, _, spec, num_actions = _cartpole_replay()
   try:
-    source = weights.build_q_network(num_actions, spec)
-    local = weights.build_q_network(num_actions, spec)
+    source = dueling_q.build_q_network(num_actions, spec)
+    local = dueling_q.build_q_network(num_actions, spec)
     subscriber = weights.WeightsSubscriber(client, local)
     assert not subscriber.available()
     weights.publish(client, source, learner_step=123)
@@ -284,7 +294,7 @@ def test_weights_round_trip_with_step_and_done_flag():
       np.testing.assert_array_equal(a.numpy(), b.numpy())
     weights.publish(client, source, learner_step=124, done=True)
     assert subscriber.fetch() == 124 and subscriber.done
-    assert client.server_info()[transport.WEIGHTS_TABLE].current_size == 1
+    assert client.server_info()[replay_layout.WEIGHTS_TABLE].current_size == 1
   finally:
     server.stop()
 
@@ -293,13 +303,13 @@ def test_replay_tables_follow_the_configuration():
   server, client, _, _, _ = _cartpole_replay(learning_starts=500)
   try:
     info = client.server_info()
-    table = info[transport.REPLAY_TABLE]
+    table = info[replay_layout.REPLAY_TABLE]
     assert table.max_size == 10_000
     assert table.sampler_options.prioritized.priority_exponent == pytest.approx(0.6)
     assert table.remover_options.fifo
     assert table.rate_limiter_info.min_size_to_sample == 500
     assert table.rate_limiter_info.samples_per_insert == pytest.approx(1.0)
-    assert info[transport.WEIGHTS_TABLE].max_size == 1
+    assert info[replay_layout.WEIGHTS_TABLE].max_size == 1
   finally:
     server.stop()
 
@@ -308,14 +318,14 @@ def test_processes_refuse_a_replay_of_another_configuration():
   server, client, layout, _, _ = _cartpole_replay()
   try:
     address = "127.0.0.1:%d" % server.port
-    assert transport.REPLAY_TABLE in transport.check_replay(client, layout, address)
-    other = transport.ReplayLayout(tf.TensorSpec([4], tf.float32), n_step=5)
-    with pytest.raises(transport.ReplayMismatchError, match="same gin config"):
-      transport.check_replay(client, other, address)
+    assert replay_layout.REPLAY_TABLE in replay_client.check_replay(client, layout, address)
+    other = replay_layout.ReplayLayout(tf.TensorSpec([4], tf.float32), n_step=5)
+    with pytest.raises(replay_client.ReplayMismatchError, match="same gin config"):
+      replay_client.check_replay(client, other, address)
   finally:
     server.stop()
   with pytest.raises(TimeoutError, match="not reachable"):
-    transport.check_replay(reverb.Client("127.0.0.1:%d" % _free_port()), layout, "x",
+    replay_client.check_replay(reverb.Client("127.0.0.1:%d" % _free_port()), layout, "x",
                            timeout_s=1)
 
 
@@ -324,7 +334,7 @@ def test_busy_port_is_refused():
     sock.bind(("127.0.0.1", 0))
     sock.listen(1)
     with pytest.raises(errors.UserError, match="in use"):
-      common.check_port_free(sock.getsockname()[1])
+      processes.check_port_free(sock.getsockname()[1])
 
 
 def _free_port():
@@ -348,19 +358,19 @@ def _wait_for_server(address, process, timeout_s=120):
 def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
-  command = [sys.executable, "-m", "paac_tf.runners.apex.replay", "--port=%d" % port,
+  command = [sys.executable, "-m", "paac_tf.apex_replay", "--port=%d" % port,
              "--gin_file=apex_cartpole.gin", "--checkpoint_dir=%s" % (tmp_path / "ckpt")]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
   try:
     info = _wait_for_server(address, first)
-    assert set(info) == {transport.REPLAY_TABLE, transport.WEIGHTS_TABLE,
-                         transport.STATS_TABLE}
+    assert set(info) == {replay_layout.REPLAY_TABLE, replay_layout.WEIGHTS_TABLE,
+                         replay_layout.STATS_TABLE}
     client = reverb.Client(address)
     for i in range(5):
       client.insert({"actor_index": np.int32(0), "env_steps": np.int64(i)},
-                    priorities={transport.STATS_TABLE: 1.0})
+                    priorities={replay_layout.STATS_TABLE: 1.0})
     first.send_signal(signal.SIGTERM)
     output, _ = first.communicate(timeout=60)
     assert first.returncode == 0, output
@@ -373,7 +383,7 @@ def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path
                             stderr=subprocess.STDOUT, text=True)
   try:
     info = _wait_for_server(address, second)
-    assert info[transport.STATS_TABLE].current_size == 5   # restored
+    assert info[replay_layout.STATS_TABLE].current_size == 5   # restored
     second.send_signal(signal.SIGINT)
     output, _ = second.communicate(timeout=60)
     assert second.returncode == 0, output

@@ -9,10 +9,11 @@ from tf_agents.trajectories import time_step as ts
 
 from conftest import run_module
 from paac_tf import errors
-from paac_tf import evaluate
-from paac_tf import export
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
+from paac_tf.policies import evaluation
+from paac_tf.policies import loading
+from paac_tf.policies import saved_model
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,7 +29,7 @@ SCHEMA = {"env_name": str, "episodes": int, "returns": list, "mean": float, "std
 def cartpole_policy(tmp_path_factory):
   model = actor_critic.build_actor_critic(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
   base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
-  return export.save_paac_policy(model, CARTPOLE_SPEC, base, 11,
+  return saved_model.save_paac_policy(model, CARTPOLE_SPEC, base, 11,
                                  {"env_name": "CartPole-v1", "train_step": 11}, greedy=True)
 
 
@@ -80,25 +81,25 @@ class _ZeroPolicy:
 
 
 def test_slot_quotas():
-  assert evaluate.slot_quotas(30, 16) == [2] * 14 + [1] * 2
-  assert evaluate.slot_quotas(5, 5) == [1] * 5
-  assert sum(evaluate.slot_quotas(31, 16)) == 31
+  assert evaluation.slot_quotas(30, 16) == [2] * 14 + [1] * 2
+  assert evaluation.slot_quotas(5, 5) == [1] * 5
+  assert sum(evaluation.slot_quotas(31, 16)) == 31
 
 
 def test_each_slot_plays_its_fixed_share_so_short_episodes_do_not_dominate():
   # Slot 0 finishes an episode every 2 steps, slot 1 every 9: taking the first 4
   # episodes to finish would give [2, 2, 2, 2]; each slot's first two give 2, 9, 2, 9.
   env = _FakeBatchedEnv([2, 9])
-  results = evaluate.run_episodes(_ZeroPolicy(), env, 4, epsilon=0.0)
+  results = evaluation.run_episodes(_ZeroPolicy(), env, 4, epsilon=0.0)
   assert results == [(2.0, 2), (9.0, 9), (2.0, 2), (9.0, 9)]
   env = _FakeBatchedEnv([3, 1, 7])
-  results = evaluate.run_episodes(_ZeroPolicy(), env, 5, epsilon=0.0)
+  results = evaluation.run_episodes(_ZeroPolicy(), env, 5, epsilon=0.0)
   assert sorted(r for r, _ in results) == [1.0, 1.0, 3.0, 3.0, 7.0]   # quotas 2, 2, 1
 
 
 def test_eval_json_schema_record_and_no_overwrite(cartpole_policy, tmp_path):
   out = str(tmp_path / "eval")
-  summary = evaluate.evaluate(cartpole_policy, episodes=5, num_envs=2, output_dir=out,
+  summary = evaluation.evaluate(cartpole_policy, episodes=5, num_envs=2, output_dir=out,
                               record="best.gif", verbose=False)
   with open(os.path.join(out, "eval.json")) as f:
     data = json.load(f)
@@ -119,39 +120,39 @@ def test_eval_json_schema_record_and_no_overwrite(cartpole_policy, tmp_path):
   with Image.open(os.path.join(out, "best.gif")) as gif:
     assert gif.n_frames > 1
   with pytest.raises(errors.UserError, match="exists; pass --overwrite"):
-    evaluate.evaluate(cartpole_policy, episodes=2, output_dir=out, verbose=False)
+    evaluation.evaluate(cartpole_policy, episodes=2, output_dir=out, verbose=False)
   assert json.load(open(os.path.join(out, "eval.json"))) == data
-  again = evaluate.evaluate(cartpole_policy, episodes=2, output_dir=out, overwrite=True,
+  again = evaluation.evaluate(cartpole_policy, episodes=2, output_dir=out, overwrite=True,
                             verbose=False)
   assert again["episodes"] == 2
 
 
 def test_default_output_dir_and_model_dir_resolution(cartpole_policy):
   model_dir = os.path.dirname(cartpole_policy)
-  assert evaluate.resolve_policy_dir(model_dir) == cartpole_policy
-  summary = evaluate.evaluate(model_dir, episodes=2, num_envs=2, seed=5, verbose=False)
+  assert loading.resolve_policy_dir(model_dir) == cartpole_policy
+  summary = evaluation.evaluate(model_dir, episodes=2, num_envs=2, seed=5, verbose=False)
   assert summary["eval_json"] == os.path.join(cartpole_policy + "-eval", "eval.json")
-  assert export.existing_versions(model_dir) == [11]     # TF Serving sees no new version
+  assert sorted(os.listdir(model_dir)) == ["11", "11-eval"]   # TF Serving sees no new version
 
 
 def test_apex_policy_default_epsilon(tmp_path):
   model = dueling_q.build_dueling_q(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
-  path = export.save_apex_policy(model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
+  path = saved_model.save_apex_policy(model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
                                  {"env_name": "CartPole-v1", "train_step": 3})
-  summary = evaluate.evaluate(path, episodes=2, num_envs=2, verbose=False)
-  assert summary["epsilon"] == evaluate.APEX_EVAL_EPSILON == 0.001
+  summary = evaluation.evaluate(path, episodes=2, num_envs=2, verbose=False)
+  assert summary["epsilon"] == evaluation.APEX_EVAL_EPSILON == 0.001
   assert summary["algorithm"] == "apex"
-  assert evaluate.default_epsilon({"algorithm": "paac", "greedy": False}) == 0.0
-  assert evaluate.default_epsilon({"algorithm": "apex", "greedy": False, "epsilon": 0.1}) == 0.0
+  assert evaluation.default_epsilon({"algorithm": "paac", "greedy": False}) == 0.0
+  assert evaluation.default_epsilon({"algorithm": "apex", "greedy": False, "epsilon": 0.1}) == 0.0
 
 
 def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
   model = actor_critic.build_actor_critic(6, ATARI_SPEC, torso="arch_nips")
-  path = export.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "pong"), 1,
+  path = saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "pong"), 1,
                                  {"env_name": "Pong", "train_step": 1,
                                   "preprocessing": {"atari_backend": "vector",
                                                     "max_episode_frames": 108000}})
-  summary = evaluate.evaluate(path, episodes=2, num_envs=2, max_episode_frames=160,
+  summary = evaluation.evaluate(path, episodes=2, num_envs=2, max_episode_frames=160,
                               record=str(tmp_path / "best.gif"), verbose=False)
   assert summary["noop_max"] == 30 and summary["max_episode_frames"] == 160
   assert all(n <= 160 // 4 for n in summary["lengths"])
@@ -164,10 +165,10 @@ def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
 
 def test_bad_policy_dirs(tmp_path):
   with pytest.raises(errors.UserError, match="does not exist"):
-    evaluate.evaluate(str(tmp_path / "nope"))
+    evaluation.evaluate(str(tmp_path / "nope"))
   (tmp_path / "empty").mkdir()
   with pytest.raises(errors.UserError, match="is not a SavedModel"):
-    evaluate.evaluate(str(tmp_path / "empty"))
+    evaluation.evaluate(str(tmp_path / "empty"))
 
 
 def test_cli_runs(cartpole_policy, tmp_path):

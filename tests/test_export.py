@@ -13,10 +13,14 @@ from tf_agents.specs import array_spec
 
 from conftest import run_module
 from paac_tf import errors
-from paac_tf import export
 from paac_tf.envs import factory
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
+from paac_tf.networks import specs
+from paac_tf.policies import checkpoint_export
+from paac_tf.policies import loading
+from paac_tf.policies import run_settings
+from paac_tf.policies import saved_model
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -39,6 +43,11 @@ def _real_observations(env_name, num_envs, steps, seed=0):
     env.close()
 
 
+def _versions(base_dir):
+  """Sorted integer versions present under a model directory."""
+  return sorted(int(n) for n in os.listdir(base_dir) if n.isdigit())
+
+
 def _tree_digest(path):
   """{relative path: (mtime_ns, sha256)} of every file under path."""
   out = {}
@@ -56,7 +65,7 @@ def cartpole(tmp_path_factory):
   obs, spec, num_actions = _real_observations("CartPole-v1", 4, 8)
   model = actor_critic.build_actor_critic(num_actions, spec, torso="mlp", mlp_units=(16, 16))
   base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
-  path = export.save_paac_policy(model, spec, base, 7, {"env_name": "CartPole-v1",
+  path = saved_model.save_paac_policy(model, spec, base, 7, {"env_name": "CartPole-v1",
                                                        "train_step": 7}, greedy=True)
   return {"model": model, "spec": spec, "obs": obs, "path": path, "base": base}
 
@@ -66,7 +75,7 @@ def pong(tmp_path_factory):
   obs, spec, num_actions = _real_observations("Pong", 2, 3)
   model = actor_critic.build_actor_critic(num_actions, spec, torso="arch_nips")
   base = str(tmp_path_factory.mktemp("policies") / "pong")
-  path = export.save_paac_policy(model, spec, base, 100, {"env_name": "Pong",
+  path = saved_model.save_paac_policy(model, spec, base, 100, {"env_name": "Pong",
                                                          "train_step": 100}, greedy=True)
   return {"model": model, "spec": spec, "obs": obs, "path": path, "num_actions": num_actions}
 
@@ -79,12 +88,12 @@ def _paac_expected(model, obs):
 def test_layout_metadata_and_signatures(cartpole):
   path = cartpole["path"]
   assert path == os.path.join(cartpole["base"], "7")
-  assert export.existing_versions(cartpole["base"]) == [7]
+  assert _versions(cartpole["base"]) == [7]
   assert sorted(os.listdir(cartpole["base"])) == ["7"]          # no temporary left over
   for name in ("saved_model.pb", "variables", "policy_specs.pbtxt",
-               os.path.join("assets", export.METADATA_FILE)):
+               os.path.join("assets", loading.METADATA_FILE)):
     assert os.path.exists(os.path.join(path, name)), name
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["algorithm"] == "paac" and meta["env_name"] == "CartPole-v1"
   assert meta["greedy"] is True and meta["train_step"] == 7 and meta["num_actions"] == 2
   assert meta["observation"] == {"shape": [4], "dtype": "float32"}
@@ -103,14 +112,19 @@ def test_layout_metadata_and_signatures(cartpole):
 
 
 def test_atari_preprocessing_metadata(pong):
-  pre = export.read_metadata(pong["path"])["preprocessing"]
+  pre = loading.read_metadata(pong["path"])["preprocessing"]
   assert pre["atari_game"] == "Pong" and pre["noop_max"] == 30
   assert (pre["frameskip"], pre["frame_stack"], pre["repeat_action_probability"]) == (4, 4, 0.0)
-  bindings = export.config_bindings("make_environment.noop_max = 7\n"
-                                    "paac_tf.envs.make_environment.episodic_life = True\n"
-                                    "make_environment.num_groups = 2\n")
-  pre = export.preprocessing_metadata("ALE/Breakout-v5", bindings)
+  config = ("make_environment.noop_max = 7\n"
+            "paac_tf.envs.make_environment.episodic_life = True\n"
+            "make_environment.num_groups = 2\n"
+            "other/make_environment.noop_max = 9\n"       # scoped: not the run's env
+            "make_environment_x.reward_clipping = False\n")  # another configurable
+  pre = run_settings.preprocessing_metadata("ALE/Breakout-v5", config)
   assert pre["noop_max"] == 7 and pre["episodic_life"] is True and "num_groups" not in pre
+  assert pre["reward_clipping"] is True
+  with pytest.raises(errors.ConfigError, match="Cannot parse"):
+    run_settings.preprocessing_metadata("Pong", "make_environment.noop_max = (")
 
 
 def test_fresh_tensorflow_only_process_matches_in_memory_model(cartpole, pong, tmp_path):
@@ -229,7 +243,7 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
   model = dueling_q.build_dueling_q(6, ATARI_SPEC, torso="arch_nips")
   obs = np.random.default_rng(0).integers(0, 256, (5, 84, 84, 4)).astype(np.uint8)
   base = str(tmp_path / "pong")
-  path = export.save_apex_policy(model, ATARI_SPEC, base, 1, {"env_name": "Pong",
+  path = saved_model.save_apex_policy(model, ATARI_SPEC, base, 1, {"env_name": "Pong",
                                                              "train_step": 1, "epsilon": 0.4})
   loaded = tf.saved_model.load(path)
   serve = loaded.signatures["serving_default"]
@@ -238,44 +252,48 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
   q = model(obs).numpy()
   np.testing.assert_allclose(out["q_values"].numpy(), q, atol=1e-5)
   np.testing.assert_array_equal(out["action"].numpy(), q.argmax(-1))
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["algorithm"] == "apex" and meta["greedy"] is True
   assert meta["epsilon"] == 0.0 and meta["training_epsilon"] == 0.4
   # Non-greedy: epsilon-greedy with the metadata's epsilon (1.0 -> uniformly random).
-  path = export.save_apex_policy(model, ATARI_SPEC, base, 2, {"env_name": "Pong",
+  path = saved_model.save_apex_policy(model, ATARI_SPEC, base, 2, {"env_name": "Pong",
                                                              "train_step": 2, "epsilon": 1.0},
                                  greedy=False)
   serve = tf.saved_model.load(path).signatures["serving_default"]
   many = np.repeat(obs[:1], 300, axis=0)
   actions = serve(observation=tf.constant(many))["action"].numpy()
   assert len(set(actions.tolist())) == 6
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["action_selection"] == "epsilon_greedy" and meta["epsilon"] == 1.0
   with pytest.raises(ValueError, match="epsilon"):
-    export.save_apex_policy(model, ATARI_SPEC, base, 3, {"env_name": "Pong", "train_step": 3},
+    saved_model.save_apex_policy(model, ATARI_SPEC, base, 3, {"env_name": "Pong", "train_step": 3},
                             greedy=False)
-  assert export.existing_versions(base) == [1, 2]
+  assert _versions(base) == [1, 2]
 
 
 def test_existing_version_is_refused_and_untouched(cartpole):
   before = _tree_digest(cartpole["base"])
   with pytest.raises(errors.UserError, match="already exists"):
-    export.save_paac_policy(cartpole["model"], cartpole["spec"], cartpole["base"], 7,
+    saved_model.save_paac_policy(cartpole["model"], cartpole["spec"], cartpole["base"], 7,
                             {"env_name": "CartPole-v1", "train_step": 99})
   assert _tree_digest(cartpole["base"]) == before
 
 
-def _fake_run(root, algorithm, model, step, key):
-  """A run directory as training leaves it: run_config, operative config, checkpoint."""
+def _fake_run(root, algorithm, model, step, key, network_spec=None):
+  """A run directory as training leaves it: run_config, checkpoint and, without a
+  `network_spec` in run_config (runs recorded before it was), an operative config."""
   train = root / "train"
   train.mkdir(parents=True)
   network = model.torso_name
-  (train / "run_config.json").write_text(json.dumps(
-      {"algorithm": algorithm, "env_name": "CartPole-v1", "network": network}))
-  selector = "paac_train" if algorithm == "paac" else "apex_train"
-  (root / "operative_config.gin").write_text(
-      "%s.mlp_units = (16, 16)\n%s.network = '%s'\n"
-      "make_environment.noop_max = 30\n" % (selector, selector, network))
+  run_config = {"algorithm": algorithm, "env_name": "CartPole-v1", "network": network}
+  if network_spec:
+    run_config["network_spec"] = network_spec
+  else:
+    selector = "paac_train" if algorithm == "paac" else "apex_network"
+    (root / "operative_config.gin").write_text(
+        "%s.mlp_units = (16, 16)\n%s.network = '%s'\n"
+        "make_environment.noop_max = 30\n" % (selector, selector, network))
+  (train / "run_config.json").write_text(json.dumps(run_config))
   extra = {"env_steps": tf.Variable(step, dtype=tf.int64)}
   ckpt = tf.train.Checkpoint(**{key: model}, **extra)
   tf.train.CheckpointManager(ckpt, str(train), max_to_keep=3).save(checkpoint_number=step)
@@ -288,7 +306,7 @@ def test_cli_exports_a_run_and_refuses_an_existing_version(cartpole, tmp_path):
   assert proc.returncode == 0, proc.stderr[-3000:]
   path = os.path.join(str(run), "policies", "cartpole_v1", "1234")
   assert proc.stdout.strip().splitlines()[-1] == path
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["train_step"] == 1234 and meta["greedy"] is True
   assert meta["run_config"]["network"] == "mlp" and "mlp_units" in meta["operative_config"]
   assert meta["preprocessing"]["gymnasium_id"] == "CartPole-v1"
@@ -301,44 +319,114 @@ def test_cli_exports_a_run_and_refuses_an_existing_version(cartpole, tmp_path):
   before = _tree_digest(os.path.join(str(run), "policies"))
   proc = run_module("paac_tf.export", "--root_dir=%s" % run, timeout=240)
   assert proc.returncode == 2
-  error_lines = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
+  error_lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
   assert len(error_lines) == 1 and "already exists" in error_lines[0], proc.stderr[-2000:]
   assert _tree_digest(os.path.join(str(run), "policies")) == before
 
 
-def test_export_checkpoint_rebuilds_apex_and_picks_checkpoints(tmp_path):
+@pytest.mark.parametrize("recorded", ["operative_config", "network_spec"])
+def test_export_checkpoint_rebuilds_apex_and_picks_checkpoints(tmp_path, recorded):
   spec = array_spec.BoundedArraySpec((4,), np.float32, -1e9, 1e9, name="observation")
   model = dueling_q.build_dueling_q(2, spec, torso="mlp", mlp_units=(16, 16))
+  network_spec = None
+  if recorded == "network_spec":
+    network_spec = specs.dueling_q_spec(2, spec, network="mlp", mlp_units=(16, 16))
   run = tmp_path / "run"
-  _fake_run(run, "apex", model, 50, "q_network")
+  _fake_run(run, "apex", model, 50, "q_network", network_spec)
   with pytest.raises(errors.UserError, match="No checkpoint for step 7"):
-    export.export_checkpoint(str(run), checkpoint=7)
-  path = export.export_checkpoint(str(run), checkpoint=50, export_dir=str(tmp_path / "out"))
+    checkpoint_export.export_checkpoint(str(run), checkpoint=7)
+  path = checkpoint_export.export_checkpoint(str(run), checkpoint=50,
+                                             export_dir=str(tmp_path / "out"))
   assert path == str(tmp_path / "out" / "cartpole_v1" / "50")
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["algorithm"] == "apex" and meta["greedy"] is True
   obs = np.random.default_rng(1).normal(size=(9, 4)).astype(np.float32)
   out = tf.saved_model.load(path).signatures["serving_default"](observation=tf.constant(obs))
   np.testing.assert_allclose(out["q_values"].numpy(), model(obs).numpy(), atol=1e-5)
   # A checkpoint under another key does not fit: a clear error, nothing written.
   run2 = tmp_path / "run2"
-  _fake_run(run2, "apex", model, 60, "model")
+  _fake_run(run2, "apex", model, 60, "model", network_spec)
   with pytest.raises(errors.CheckpointMismatchError, match="q_network"):
-    export.export_checkpoint(str(run2))
+    checkpoint_export.export_checkpoint(str(run2))
   assert not os.path.exists(run2 / "policies" / "cartpole_v1" / "60")
 
 
 def test_bad_run_directories(tmp_path):
   with pytest.raises(errors.UserError, match="does not exist"):
-    export.export_checkpoint(str(tmp_path / "missing"))
+    checkpoint_export.export_checkpoint(str(tmp_path / "missing"))
   (tmp_path / "empty").mkdir()
   with pytest.raises(errors.UserError, match="run_config.json not found"):
-    export.export_checkpoint(str(tmp_path / "empty"))
+    checkpoint_export.export_checkpoint(str(tmp_path / "empty"))
   (tmp_path / "empty" / "train").mkdir()
   (tmp_path / "empty" / "train" / "run_config.json").write_text(
       json.dumps({"algorithm": "paac", "env_name": "CartPole-v1"}))
   with pytest.raises(errors.UserError, match="No checkpoint in"):
-    export.export_checkpoint(str(tmp_path / "empty"))
+    checkpoint_export.export_checkpoint(str(tmp_path / "empty"))
+
+
+def test_network_specs_are_json_and_rebuild_their_model():
+  vector = array_spec.BoundedArraySpec((3,), np.float32, [-np.inf, -1.0, 0.0],
+                                       [np.inf, 1.0, 5.0], name="observation")
+  spec = json.loads(json.dumps(specs.dueling_q_spec(3, vector, network="mlp", mlp_units=(8,),
+                                                    head_units=4), allow_nan=False))
+  assert specs.observation_spec(spec) == vector
+  model = specs.build_model(spec)
+  assert isinstance(model, dueling_q.DuelingQ) and model.num_actions == 3
+  assert model.value_hidden.units == 4
+  spec = json.loads(json.dumps(specs.actor_critic_spec(6, ATARI_SPEC, network="arch_nature",
+                                                       initializer="orthogonal")))
+  assert spec["observation"] == {"shape": [84, 84, 4], "dtype": "uint8", "minimum": 0,
+                                 "maximum": 255}
+  assert specs.observation_spec(spec) == ATARI_SPEC
+  model = specs.build_model(spec)
+  assert (model.torso_name, model.initializer, model.num_actions) == ("arch_nature",
+                                                                      "orthogonal", 6)
+  with pytest.raises(ValueError, match="Unknown network spec"):
+    specs.build_model({"model": "resnet"})
+  with pytest.raises(ValueError, match="lacks 'initializer'"):
+    specs.build_model({k: v for k, v in spec.items() if k != "initializer"})
+
+
+def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
+  """A PAAC run with non-default network settings records its network's spec in
+  run_config.json; export rebuilds the network from it, with no operative config (the
+  defaults would not fit the checkpoint). A run recorded before the spec was resumes, and
+  gets it; a resume with another network setting is refused."""
+  from paac_tf.runners.paac import train_loop  # pylint: disable=import-outside-toplevel
+  root = tmp_path / "run"
+  kwargs = dict(root_dir=str(root), env_name="CartPole-v1", total_steps=40, num_envs=4,
+                num_workers=0, network="mlp", mlp_units=(16,), initializer="orthogonal")
+  train_loop.paac_train(**kwargs)
+  obs, env_spec, _ = _real_observations("CartPole-v1", 4, 3)
+  run_config_path = root / "train" / "run_config.json"
+  recorded = json.loads(run_config_path.read_text())["network_spec"]
+  assert recorded == json.loads(json.dumps(
+      specs.actor_critic_spec(2, env_spec, "mlp", (16,), "orthogonal")))
+  assert specs.observation_spec(recorded) == env_spec
+
+  os.remove(root / "operative_config.gin")
+  path = checkpoint_export.export_checkpoint(str(root), greedy=True)
+  meta = loading.read_metadata(path)
+  assert meta["run_config"]["network_spec"] == recorded and meta["operative_config"] == ""
+  trained = actor_critic.build_actor_critic(2, env_spec, torso="mlp", mlp_units=(16,),
+                                            initializer="orthogonal")
+  checkpoint, _ = checkpoint_export.find_checkpoint(str(root / "train"))
+  tf.train.Checkpoint(model=trained).restore(checkpoint).expect_partial()
+  action, probabilities, value = _paac_expected(trained, obs)
+  out = tf.saved_model.load(path).signatures["serving_default"](observation=tf.constant(obs))
+  np.testing.assert_array_equal(out["action"].numpy(), action)
+  np.testing.assert_allclose(out["probabilities"].numpy(), probabilities, atol=1e-5)
+  np.testing.assert_allclose(out["value"].numpy(), value, atol=1e-4)
+
+  old = json.loads(run_config_path.read_text())
+  del old["network_spec"]
+  run_config_path.write_text(json.dumps(old))
+  train_loop.paac_train(**kwargs)                   # nothing left to train: resumes, stops
+  assert json.loads(run_config_path.read_text()) == {**old, "network_spec": recorded}
+  before = run_config_path.read_text()
+  with pytest.raises(errors.CheckpointMismatchError, match="network_spec"):
+    train_loop.paac_train(**{**kwargs, "initializer": "torch"})
+  assert run_config_path.read_text() == before
 
 
 def test_training_exporter_contract(cartpole, tmp_path):
@@ -349,21 +437,21 @@ def test_training_exporter_contract(cartpole, tmp_path):
     def observation_spec(self):
       return cartpole["spec"]
 
-  exporter = export.training_exporter(str(tmp_path), "CartPole-v1")
+  exporter = checkpoint_export.training_exporter(str(tmp_path), "CartPole-v1")
   path = exporter(Agent(), Env(), 500)
   assert path == os.path.join(str(tmp_path), "policies", "cartpole_v1", "500")
-  meta = export.read_metadata(path)
+  meta = loading.read_metadata(path)
   assert meta["greedy"] is False and meta["action_selection"] == "sample"
   assert exporter(Agent(), Env(), 500) is None      # exists: skipped, untouched
   exporter(Agent(), Env(), 1000)
-  assert export.existing_versions(os.path.dirname(path)) == [500, 1000]
+  assert _versions(os.path.dirname(path)) == [500, 1000]
 
 
 def test_model_names():
-  assert export.model_name("Pong") == "pong"
-  assert export.model_name("ALE/SpaceInvaders-v5") == "space_invaders"
-  assert export.model_name("BreakoutNoFrameskip-v4") == "breakout"
-  assert export.model_name("CartPole-v1") == "cartpole_v1"
+  assert saved_model.model_name("Pong") == "pong"
+  assert saved_model.model_name("ALE/SpaceInvaders-v5") == "space_invaders"
+  assert saved_model.model_name("BreakoutNoFrameskip-v4") == "breakout"
+  assert saved_model.model_name("CartPole-v1") == "cartpole_v1"
 
 
 def test_repeated_exports_do_not_grow_the_process_memory(tmp_path):
@@ -377,7 +465,7 @@ def test_repeated_exports_do_not_grow_the_process_memory(tmp_path):
   gc.disable()   # as when the collector's thresholds are not reached between exports
   try:
     for version in range(1, 8):
-      export.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), version,
+      saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), version,
                               {"env_name": "Breakout", "train_step": version})
       rss.append(process.memory_info().rss / 2 ** 20)
   finally:

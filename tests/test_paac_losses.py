@@ -9,7 +9,8 @@ LOGITS = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.6, 0.3]], np.float32))
 
 def test_policy_loss():
   # -(log .5 * 2 + log .6 * -1) / 2
-  got = losses.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32), np.ones(2, np.float32))
+  got = losses.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32),
+                           np.ones(2, np.float32))
   np.testing.assert_allclose(got.numpy(), -(np.log(0.5) * 2 - np.log(0.6)) / 2, rtol=1e-5)
 
 

@@ -105,7 +105,7 @@ def _full_disk_then_resume(root, run_full):
       "--gin_bindings=paac_train.checkpoint_interval=1600"])
   assert full.returncode == 2, full.stderr[-3000:]
   assert "Traceback" not in full.stderr, full.stderr[-3000:]
-  lines = [l for l in full.stderr.splitlines() if l.startswith("error: ")]
+  lines = [x for x in full.stderr.splitlines() if x.startswith("error: ")]
   assert len(lines) == 1, full.stderr[-3000:]
   line = lines[0]
   assert line.startswith("error: Could not write checkpoint %s (disk full? " % (

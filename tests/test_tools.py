@@ -1,5 +1,5 @@
-"""paac_tf.tools (events, compare, plot, benchmark) and paac_tf.reference_scores, on real
-event files and a real Reverb replay."""
+"""paac_tf.tools (events, run_results, results_table, compare, plot, benchmark) and
+paac_tf.reference_scores, on real event files and a real Reverb replay."""
 import csv
 import json
 import os
@@ -15,6 +15,8 @@ from paac_tf import reference_scores as ref
 from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot
+from paac_tf.tools import results_table
+from paac_tf.tools import run_results
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -110,7 +112,7 @@ def fixture_workspace(tmp_path):
   _write_json(os.path.join(boxing, "eval.json"),
               _eval_json("BoxingNoFrameskip-v4", BOXING_RETURNS, 10000000,
                          "/elsewhere/boxing/policies/boxing/10000000", algorithm="paac"))
-  _write_json(os.path.join(boxing, compare.RUN_INFO),
+  _write_json(os.path.join(boxing, run_results.RUN_INFO),
               {"command": "python -m paac_tf.train --gin_file=atari.gin",
                "wall_time_s": 7200, "hardware": "1x H200, 16 cores",
                "agent_steps": 10000000, "frames": 40000000, "algorithm": "paac",
@@ -119,9 +121,9 @@ def fixture_workspace(tmp_path):
   breakout = str(tmp_path / "results" / "breakout_paac")
   _write_json(os.path.join(breakout, "eval.json"),
               _eval_json("ALE/Breakout-v5", BREAKOUT_RETURNS, None, None, algorithm="paac"))
-  with open(os.path.join(breakout, compare.COMMAND_TXT), "w") as f:
+  with open(os.path.join(breakout, run_results.COMMAND_TXT), "w") as f:
     f.write("make train GIN=atari.gin\n")
-  with open(os.path.join(breakout, compare.WALL_TIME_TXT), "w") as f:
+  with open(os.path.join(breakout, run_results.WALL_TIME_TXT), "w") as f:
     f.write("1:30:00\n")
   return tmp_path
 
@@ -136,7 +138,7 @@ def _row(markdown, game, index=None):
 
 
 def _header(markdown):
-  line = next(l for l in markdown.splitlines() if l.startswith("| Game |"))
+  line = next(x for x in markdown.splitlines() if x.startswith("| Game |"))
   return [c.strip() for c in line.strip("|").split(" | ")]
 
 
@@ -212,7 +214,7 @@ def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
 def test_compare_table_numbers(workspace):
   text, results = compare.build_report([str(workspace / "runs"), str(workspace / "results")],
                                        command="python -m paac_tf.tools.compare runs results")
-  assert text.splitlines()[0].startswith(compare.GENERATED_MARKER)
+  assert text.splitlines()[0].startswith(results_table.GENERATED_MARKER)
   assert "`python -m paac_tf.tools.compare runs results`" in text.splitlines()[0]
   assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Pong", "Seaquest"]
   header = _header(text)
@@ -267,7 +269,7 @@ def test_compare_table_numbers(workspace):
   # The run's earlier evaluation (32,000 agent steps) has its own row, left out of the median.
   earlier = _row(text, "Pong", index=0)
   assert earlier[col("Our score (mean ± std)")] == "-20.0 ± 0.0 (N=30, up to 30 no-op starts)"
-  assert earlier[col("Frames trained")] == "128k frames (run: %s)" % compare.human_count(
+  assert earlier[col("Frames trained")] == "128k frames (run: %s)" % results_table.human_count(
       4 * 500 * N_E * T_MAX)
   assert "an earlier evaluation of this run (not in the medians" in text
   assert "the run's newest evaluation (its score in the medians)" in text
@@ -278,7 +280,7 @@ def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
   policy = os.path.join(run, "policies", "pong", "96000")
   _write_json(str(workspace / "elsewhere" / "pong" / "eval.json"),
               _eval_json("Pong", [21.0] * 30, 96000, policy))
-  results = compare.collect([run, str(workspace / "elsewhere"), run])
+  results = run_results.collect([run, str(workspace / "elsewhere"), run])
   # One run (given twice), three evaluations (each once), oldest first; the newest is
   # the one elsewhere, matched to the run by its policy_dir.
   assert [r.name for r in results] == ["pong_paac"] * 3
@@ -296,12 +298,12 @@ def test_compare_reads_train_step_in_agent_steps_or_in_updates_when_told(tmp_pat
   path = os.path.join(policy + "-eval", "eval.json")
   # An evaluation without a unit (older exports): agent steps, like every paac_tf export.
   _write_json(path, _eval_json("Pong", [21.0] * 30, 96000, policy))
-  (pong,) = compare.collect([run])
+  (pong,) = run_results.collect([run])
   assert pong.agent_steps == 96000 and pong.frames == 4 * 96000
   # A policy saved by code that counts learner updates: mapped through the summaries
   # (update 250 lies between the logged updates 200 and 300).
   _write_json(path, _eval_json("Pong", [21.0] * 30, 250, policy, train_step_unit="updates"))
-  (pong,) = compare.collect([run])
+  (pong,) = run_results.collect([run])
   assert pong.agent_steps == 250 * N_E * T_MAX and "update 250" in pong.steps_source
 
 
@@ -309,15 +311,15 @@ def test_compare_errors(workspace, tmp_path):
   empty = tmp_path / "empty"
   empty.mkdir()
   with pytest.raises(errors.UserError, match="nothing to read"):
-    compare.collect([str(empty)])
+    run_results.collect([str(empty)])
   with pytest.raises(errors.UserError, match="does not exist"):
-    compare.collect([str(tmp_path / "missing")])
+    run_results.collect([str(tmp_path / "missing")])
   hand_written = tmp_path / "README.md"
   hand_written.write_text("# My notes\n")
   with pytest.raises(errors.UserError, match="not generated by this tool"):
     compare.write_report("x\n", str(hand_written))
-  compare.write_report(compare.generated_line("c") + "\n", str(hand_written), overwrite=True)
-  compare.write_report(compare.generated_line("d") + "\n", str(hand_written))   # ours now
+  compare.write_report(results_table.generated_line("c") + "\n", str(hand_written), overwrite=True)
+  compare.write_report(results_table.generated_line("d") + "\n", str(hand_written))   # ours now
 
 
 def test_compare_cli(workspace):
@@ -326,7 +328,7 @@ def test_compare_cli(workspace):
   assert proc.returncode == 0, proc.stderr
   with open(workspace / "out" / "README.md") as f:
     first = f.readline()
-  assert first.startswith(compare.GENERATED_MARKER)
+  assert first.startswith(results_table.GENERATED_MARKER)
   assert "`python -m paac_tf.tools.compare results --output=out/README.md`" in first
   assert "| Boxing |" in proc.stdout and "Wrote out/README.md" in proc.stdout
 
@@ -351,7 +353,7 @@ def test_plot_png_and_csv(workspace, tmp_path):
   assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000
   assert os.path.getsize(plot.plot(curves, str(tmp_path / "f.png"), x="frames")) > 10000
 
-  pong_run = [r for r in runs if r[0].name == "pong_paac"][0][1]
+  pong_run = [r for r in runs if os.path.basename(r[0].root) == "pong_paac"][0][1]
   path = str(tmp_path / "scalars.csv")
   assert events.write_csv(pong_run, path) == 15
   with open(path, newline="") as f:
@@ -420,12 +422,14 @@ apex = {"part": "apex", "game": "Pong", "quick": True, "env_name": "Pong", "num_
         "write_agent_steps_per_cpu_second": 5000.0, "actor_full_bound_per_cpu_second": 700.0,
         "actor_full_bound_vs_emulator": 0.64, "actor_vs_full_bound_per_cpu_second": 1.1}
 table, summary = benchmark.summarize([apex], 32)
-print(json.dumps({"table": table, "summary": summary}))
+settings = benchmark.config_settings("atari_nature.gin")   # atari.gin's, through its include
+print(json.dumps({"table": table, "summary": summary, "settings": settings}))
 '''
   proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                         timeout=60)
   assert proc.returncode == 0, proc.stderr[-3000:]
   out = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert out["settings"] == {"game": "Pong", "num_envs": 32, "num_workers": 8, "t_max": 5}
   table = out["table"]
   assert "| apex Pong actors=2 | 5600 actor frames/s, 3.0 learner batches/s | 3000 |" in table
   assert ("| actor, per process | 700 agent steps/s (2800 frames/s) | emulator alone on one "
@@ -459,7 +463,7 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
   proc = _run_cli("paac_tf.tools.benchmark", "--part=apex", "--args=" + json.dumps(args),
                   cwd=REPO, timeout=280)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  result = json.loads([l for l in proc.stdout.splitlines() if l.startswith("{")][-1])
+  result = json.loads([x for x in proc.stdout.splitlines() if x.startswith("{")][-1])
   for key in APEX_KEYS:
     assert result[key] > 0, (key, result)
   assert result["env_name"] == "CartPole-v1" and result["num_actors"] == 1
@@ -486,8 +490,8 @@ def test_benchmark_interleaved_part_measures_loop_and_bound_in_alternating_round
   code = r'''
 import json
 from paac_tf.tools import benchmark
-r = benchmark._run_part("interleaved", game="Pong", num_envs=8, t_max=5, num_rounds=2,
-                        seconds=0.5)
+r = benchmark._run_part("interleaved", game="Pong", num_envs=8, num_workers=2, t_max=5,
+                        num_rounds=2, seconds=0.5)
 table, summary = benchmark.summarize([r], 8)
 print(json.dumps({"result": r, "table": table, "summary": summary}))
 '''

@@ -1,13 +1,11 @@
 """`python -m paac_tf.train` end to end, as a user runs it (real processes, real envs)."""
 import glob
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 import tensorflow as tf
 

@@ -44,8 +44,6 @@ def main():
   out = os.path.join(REPO, "results", args.name)
   os.makedirs(out, exist_ok=True)
   run("-m", "paac_tf.tools.plot", args.run_dir, "--output=" + os.path.join(out, "curve.png"),
-      "--x=both")
-  run("-m", "paac_tf.tools.plot", args.run_dir, "--output=" + os.path.join(out, "curve.png"),
       "--x=both", "--csv=" + os.path.join(out, "summaries.csv"))
   policy = args.policy_dir or newest_policy(args.run_dir)
   if args.episodes and policy:
@@ -57,11 +55,12 @@ def main():
   with open(os.path.join(args.run_dir, "train", "run_config.json")) as f:
     run_config = json.load(f)
   steps = int(ev.last_env_step() or 0)
+  from paac_tf import reference_scores as ref  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
   atari = names.resolve_atari(run_config.get("env_name", "")) is not None
   info = {"command": args.command, "wall_time_s": ev.wall_time_s(), "agent_steps": steps,
-          "frames": steps * 4 if atari else None, "algorithm": run_config.get("algorithm"),
-          "env_name": run_config.get("env_name"),
+          "frames": steps * ref.FRAMES_PER_AGENT_STEP if atari else None,
+          "algorithm": run_config.get("algorithm"), "env_name": run_config.get("env_name"),
           "hardware": "%d-core %s, no GPU (%s)" % (os.cpu_count(), platform.machine(),
                                                   platform.platform()),
           "evaluated_policy": policy, "notes": args.notes}

@@ -1,4 +1,6 @@
-"""Keras dueling Q-network (Wang et al. 2016): Q = V + A - mean(A)."""
+"""Keras dueling Q-network (Wang et al. 2016): Q = V + A - mean(A); Ape-X's network settings
+(`apex_network`, shared by learner, actors and exports) and its builder."""
+import gin
 import tensorflow as tf
 
 from paac_tf.networks import torsos
@@ -15,8 +17,10 @@ class DuelingQ(tf.keras.Model):
     self.observation_shape = tuple(int(d) for d in observation_shape)
     self.torso = torsos.make_torso(torso, self.observation_shape, mlp_units)
     dense = tf.keras.layers.Dense
-    self.value_hidden = dense(head_units, activation="relu", name="value_hidden") if head_units else None
-    self.adv_hidden = dense(head_units, activation="relu", name="adv_hidden") if head_units else None
+    self.value_hidden = (dense(head_units, activation="relu", name="value_hidden")
+                         if head_units else None)
+    self.adv_hidden = (dense(head_units, activation="relu", name="adv_hidden")
+                       if head_units else None)
     self.value_head = dense(1, name="value")
     self.advantage_head = dense(num_actions, name="advantage")
 
@@ -34,3 +38,18 @@ def build_dueling_q(num_actions, observation_spec, torso="arch_nature", mlp_unit
   model = DuelingQ(num_actions, observation_spec.shape, torso, mlp_units, head_units)
   model(tf.zeros((1,) + tuple(observation_spec.shape), observation_spec.dtype))
   return model
+
+
+@gin.configurable(module="apex")
+def apex_network(network="arch_nature", mlp_units=(64, 64), head_units=None):
+  """The dueling Q-network's settings (shared by learner, actors and exports)."""
+  return {"network": str(network), "mlp_units": [int(u) for u in mlp_units],
+          "head_units": None if head_units is None else int(head_units)}
+
+
+def build_q_network(num_actions, observation_spec, settings=None):
+  """A dueling Q-network with variables, as configured by `apex_network`."""
+  settings = settings or apex_network()
+  return build_dueling_q(int(num_actions), observation_spec, torso=settings["network"],
+                         mlp_units=tuple(settings["mlp_units"]),
+                         head_units=settings["head_units"])

@@ -55,8 +55,10 @@ def arch_nips(name="arch_nips", initializer="torch"):
   """PAAC / DQN-NIPS torso: conv 16 8x8/4, conv 32 4x4/2, fc 256 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1", **layer_init(initializer, 8 * 8 * 4)),
-      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2", **layer_init(initializer, 4 * 4 * 16)),
+      layers.Conv2D(16, 8, strides=4, activation="relu", name="conv1",
+                    **layer_init(initializer, 8 * 8 * 4)),
+      layers.Conv2D(32, 4, strides=2, activation="relu", name="conv2",
+                    **layer_init(initializer, 4 * 4 * 16)),
       layers.Flatten(name="flatten"),
       layers.Dense(256, activation="relu", name="fc", **layer_init(initializer, 9 * 9 * 32)),
   ], name=name)
@@ -66,9 +68,12 @@ def arch_nature(name="arch_nature", initializer="torch"):
   """Nature-DQN torso: conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512 (84x84x4 input)."""
   return tf.keras.Sequential([
       ScaleUint8(name="scale"),
-      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1", **layer_init(initializer, 8 * 8 * 4)),
-      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2", **layer_init(initializer, 4 * 4 * 32)),
-      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3", **layer_init(initializer, 3 * 3 * 64)),
+      layers.Conv2D(32, 8, strides=4, activation="relu", name="conv1",
+                    **layer_init(initializer, 8 * 8 * 4)),
+      layers.Conv2D(64, 4, strides=2, activation="relu", name="conv2",
+                    **layer_init(initializer, 4 * 4 * 32)),
+      layers.Conv2D(64, 3, strides=1, activation="relu", name="conv3",
+                    **layer_init(initializer, 3 * 3 * 64)),
       layers.Flatten(name="flatten"),
       layers.Dense(512, activation="relu", name="fc", **layer_init(initializer, 7 * 7 * 64)),
   ], name=name)

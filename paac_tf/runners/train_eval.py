@@ -17,9 +17,10 @@ def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED, algori
     raise errors.UserError("train_eval.total_steps must be positive, got %r." % (total_steps,))
   if algorithm == "paac":
     from paac_tf.runners.paac import train_loop  # pylint: disable=import-outside-toplevel
-    from paac_tf import export  # pylint: disable=import-outside-toplevel
+    from paac_tf.policies import checkpoint_export  # pylint: disable=import-outside-toplevel
+    exporter = checkpoint_export.training_exporter(root_dir, env_name)
     run = lambda: train_loop.paac_train(root_dir, env_name, int(total_steps), seed=seed,
-                                        exporter=export.training_exporter(root_dir, env_name))
+                                        exporter=exporter)
   elif algorithm == "apex":
     from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
     run = lambda: launcher.run_local(root_dir, env_name, int(total_steps), seed=seed)

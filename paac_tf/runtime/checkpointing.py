@@ -9,8 +9,8 @@ checkpoint, which stays the latest and intact (its index is read back to check).
 resume the newest checkpoint that restores cleanly is used; a truncated or corrupt one is
 reported and skipped (never deleted).
 A `run_config.json` beside the checkpoints records what the run was made with (algorithm,
-environment, network); resuming with another configuration is refused before anything is
-touched.
+environment, network and its full spec); resuming with another configuration is refused
+before anything is touched.
 """
 import glob
 import json
@@ -28,19 +28,27 @@ RUN_CONFIG = "run_config.json"
 
 
 def check_run_config(directory, run_config):
-  """Writes run_config.json on a new run; on an existing run, refuses a different one."""
+  """Writes run_config.json on a new run; on an existing run, refuses a different one.
+
+  Only the keys that both the file and `run_config` hold are compared, so that a run
+  recorded before a key was (e.g. `network_spec`) still resumes; once they match, the keys
+  the file lacks are added to it.
+  """
   path = os.path.join(directory, RUN_CONFIG)
   if tf.io.gfile.exists(path):
     with tf.io.gfile.GFile(path) as f:
       saved = json.load(f)
-    diffs = {k: (saved.get(k), v) for k, v in run_config.items() if saved.get(k) != v}
+    diffs = {k: (saved[k], v) for k, v in run_config.items() if k in saved and saved[k] != v}
     if diffs:
       raise errors.CheckpointMismatchError(
           "%s holds a run made with a different configuration (%s). Nothing was changed. "
           "Use a new --root_dir, or the original settings to resume." % (
               os.path.dirname(directory.rstrip("/")) or directory,
               "; ".join("%s: saved %r, now %r" % (k, a, b) for k, (a, b) in diffs.items())))
-    return
+    missing = {k: v for k, v in run_config.items() if k not in saved}
+    if not missing:
+      return
+    run_config = {**saved, **missing}
   tf.io.gfile.makedirs(directory)
   tmp = path + ".tmp"
   with tf.io.gfile.GFile(tmp, "w") as f:

@@ -1,9 +1,12 @@
-"""Gin configuration: locating files, parsing with clear errors, saving the operative config.
+"""Gin configuration: locating files, parsing with clear errors, reading bound values,
+saving the operative config.
 
-`import gin.tf` would pull in tf.estimator, so this project registers what gin needs itself
-and only imports plain `gin`.
+Parsing only knows the configurables that are registered: entry points import
+`paac_tf.configurables` first. `import gin.tf` would pull in tf.estimator, so this project
+registers what gin needs itself and only imports plain `gin`.
 """
 import difflib
+import inspect
 import os
 
 import gin
@@ -54,6 +57,34 @@ def parse(gin_files, gin_bindings):
     message = str(e).strip()
     raise errors.ConfigError("Bad gin configuration: %s" % message) from None
   return paths
+
+
+def configured(name, default=None):
+  """The value gin binds to `name` (e.g. 'train_eval.env_name'), or `default`."""
+  try:
+    return gin.query_parameter(name)
+  except ValueError:
+    return default
+
+
+def configured_or_default(fn, parameter):
+  """The value of `fn`'s `parameter` under the parsed configuration: the value gin binds to
+  '<fn name>.<parameter>', else the default `fn` declares. `fn`: a configurable function
+  registered under its own name (e.g. `apex_actor`)."""
+  default = inspect.signature(fn).parameters[parameter].default
+  if default is inspect.Parameter.empty:
+    default = None
+  return configured("%s.%s" % (fn.__name__, parameter), default)
+
+
+def env_name_or_configured(env_name):
+  """`env_name` if given, else the configuration's train_eval.env_name; a UserError if
+  neither names an environment."""
+  env_name = env_name or configured("train_eval.env_name")
+  if not env_name:
+    raise errors.UserError("No environment: give --env_name or a gin file that binds "
+                           "train_eval.env_name (the run's config, e.g. apex_atari.gin).")
+  return env_name
 
 
 def write_operative_config(root_dir):

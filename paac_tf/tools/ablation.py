@@ -22,7 +22,6 @@ import json
 import os
 from typing import List, Optional
 
-from absl import app
 from absl import flags
 
 from paac_tf import errors

@@ -12,7 +12,7 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    own: observations per CPU second. With the emulator's per CPU second, the actor's
    serial bound 1 / (1/emulator + 1/act): what an actor could do per CPU second if it
    wrote nothing to the replay.
-2. A replay server runs as its own process (`python -m paac_tf.runners.apex.replay`) with the
+2. A replay server runs as its own process (`python -m paac_tf.apex_replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
    The actor's replay writes alone (n-step transitions, initial priorities,
@@ -21,7 +21,7 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    second. With the two above, the actor's full serial bound
    1 / (1/emulator + 1/act + 1/write): the most an actor doing these three in series
    could do per CPU second.
-3. `num_actors` actor processes (`python -m paac_tf.runners.apex.actor`) write for
+3. `num_actors` actor processes (`python -m paac_tf.apex_actor`) write for
    `actor_seconds`: agent steps/s and frames/s (from their reports; 4 frames a step on
    Atari), inserts/s (the server's count), agent steps per actor CPU second, the replay
    server's resident memory per stored transition (RSS growth / items added; nothing is
@@ -37,7 +37,8 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 Ratios: actor / emulator per core (per actor process) and per CPU second, actor / its
 serial bound and / its full serial bound per CPU second, learner / train step alone.
 Peak RSS (VmHWM) of the replay server, of the largest actor and of this process (learner).
-Prints one line per result (and JSON with --json_out).
+Prints one line per result (and JSON with --json_out). The measurements themselves are in
+`apex_measurements.py`; this module runs them in order and derives the ratios.
 """
 import json
 import os
@@ -48,19 +49,14 @@ import sys
 import tempfile
 import time
 
-if __name__ == "__main__":
-  # Hand over to the package's copy of this module (gin registers configurables once).
-  from paac_tf.tools import apex_benchmark as _package_module  # pylint: disable=import-self
-  _package_module.cli()
-  raise SystemExit(0)
-
 from absl import flags
 from absl import logging
 import gin
 import numpy as np
 
 from paac_tf import errors
-from paac_tf.runners.apex import common
+from paac_tf.runtime import config
+from paac_tf.tools import apex_measurements as measurements
 
 FLAGS = flags.FLAGS
 
@@ -87,38 +83,6 @@ def _tree_bytes(path):
   return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
 
-def _rss(pid):
-  import psutil  # pylint: disable=import-outside-toplevel
-  return psutil.Process(pid).memory_info().rss
-
-
-def _peak_rss(pid):
-  """Peak resident memory (VmHWM) of a live process, bytes; its current RSS if unknown."""
-  try:
-    with open("/proc/%d/status" % pid) as f:
-      for line in f:
-        if line.startswith("VmHWM:"):
-          return int(line.split()[1]) * 1024
-  except OSError:
-    pass
-  return _rss(pid)
-
-
-def _cpu_seconds(pids):
-  """User + system CPU seconds of these processes and their children so far."""
-  import psutil  # pylint: disable=import-outside-toplevel
-  total = 0.0
-  for pid in pids:
-    try:
-      proc = psutil.Process(pid)
-      for p in [proc] + proc.children(recursive=True):
-        times = p.cpu_times()
-        total += times.user + times.system
-    except psutil.Error:
-      pass
-  return total
-
-
 # Seconds of each measurement: quick (the tools benchmark's --quick) and full.
 QUICK = {"emulator_seconds": 5.0, "act_seconds": 5.0, "write_seconds": 5.0,
          "actor_seconds": 15.0, "learner_seconds": 15.0, "train_seconds": 8.0}
@@ -135,21 +99,23 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
     game: environment (overrides train_eval.env_name of `gin_file`).
     gin_file, gin_bindings: the Ape-X config measured: a file or a list of files (a bare
       name is looked up in configs/), and extra bindings.
-    num_actors: actor processes (default: run_local.num_actors of the config, else 2).
+    num_actors: actor processes (default: run_local.num_actors of the config, else
+      run_local's default).
     **seconds: overrides of QUICK / FULL (emulator_seconds, actor_seconds, ...).
   """
   bindings = list(gin_bindings)
   if game:
     bindings.append("train_eval.env_name = %s" % json.dumps(str(game)))
   gin_files = [gin_file] if isinstance(gin_file, str) else list(gin_file)
-  common.parse_gin(gin_files, bindings)
+  measurements.parse_gin(gin_files, bindings)
   durations = dict(QUICK if quick else FULL)
   unknown = set(seconds) - set(durations)
   if unknown:
     raise TypeError("Unknown measurement durations: %s" % ", ".join(sorted(unknown)))
   durations.update({k: float(v) for k, v in seconds.items()})
   if num_actors is None:
-    num_actors = int(common.configured("run_local.num_actors", 2))
+    from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
+    num_actors = int(config.configured_or_default(launcher.run_local, "num_actors"))
   results = run(int(num_actors), **durations)
   results.update({"quick": bool(quick), "gin_files": gin_files})
   return results
@@ -194,40 +160,15 @@ def _ratios(results):
   return ratios
 
 
-def _measure_emulator(env_name, seconds):
-  """The actors' batched environment alone, random actions: agent steps/s on one core."""
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  num_envs = int(common.configured("apex_actor.num_envs", 16))
-  num_workers = int(common.configured("apex_actor.num_workers", 0))
-  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                     seed=0)
-  rng = np.random.default_rng(0)
-  try:
-    env.reset()
-    for _ in range(5):
-      env.step(rng.integers(0, env.num_actions, size=num_envs))
-    pids = [os.getpid()]
-    steps, cpu0, t0 = 0, _cpu_seconds(pids), time.monotonic()
-    while time.monotonic() - t0 < seconds:
-      env.step(rng.integers(0, env.num_actions, size=num_envs))
-      steps += num_envs
-    dt, cpu = time.monotonic() - t0, _cpu_seconds(pids) - cpu0
-  finally:
-    env.close()
-  return {"emulator_num_envs": num_envs, "emulator_num_workers": num_workers,
-          "emulator_agent_steps_per_second": steps / dt,
-          "emulator_agent_steps_per_cpu_second": steps / max(cpu, 1e-9)}
-
-
 class _Observer:
   """Reads the server's insert count and drains the actors' reports."""
 
   def __init__(self, client):
-    from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel
-    from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+    from paac_tf.runners.apex import actor_reports  # pylint: disable=import-outside-toplevel
+    from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
     self.client = client
-    self.reports = learner.ActorReports()
-    self.table = transport.REPLAY_TABLE
+    self.reports = actor_reports.ActorReports()
+    self.table = replay_layout.REPLAY_TABLE
 
   def read(self):
     self.reports.drain(self.client)
@@ -240,12 +181,14 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
         act_seconds=20.0, write_seconds=20.0):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
   import reverb  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
-  env_name = common.env_name_or_configured(None)
-  observation_spec, num_actions = common.environment_specs(env_name)
-  layout = transport.ReplayLayout(observation_spec)
+  env_name = config.env_name_or_configured(None)
+  observation_spec, num_actions = actor.environment_specs(env_name)
+  layout = replay_layout.ReplayLayout(observation_spec)
   frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
   item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size
                 for k, v in layout.item_signature().items()}
@@ -254,18 +197,18 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
              "raw_frame_bytes": layout.frame_bytes(),
              "item_bytes_if_frames_copied": sum(item_bytes.values())}
   if emulator_seconds > 0:
-    results.update(_measure_emulator(env_name, emulator_seconds))
+    results.update(measurements.emulator(env_name, emulator_seconds))
   work_dir = tempfile.mkdtemp(prefix="apex_benchmark_")
   config_file = os.path.join(work_dir, "config.gin")
   with open(config_file, "w") as f:
     f.write(gin.config_str())
   if act_seconds > 0:
-    results.update(_measure_act(config_file, act_seconds, work_dir))
+    results.update(measurements.act(config_file, act_seconds, work_dir))
   port = _free_port()
   address = "127.0.0.1:%d" % port
   no_limit = ["apex_replay.learning_starts = 1", "apex_replay.error_buffer = 1e15"]
   server = subprocess.Popen(
-      [sys.executable, "-m", "paac_tf.runners.apex.replay", "--port=%d" % port,
+      [sys.executable, "-m", "paac_tf.apex_replay", "--port=%d" % port,
        "--gin_file=%s" % config_file, "--checkpoint_dir=%s" % os.path.join(work_dir, "ckpt")]
       + ["--gin_bindings=%s" % b for b in no_limit],
       stdout=open(os.path.join(work_dir, "replay.log"), "wb"), stderr=subprocess.STDOUT,
@@ -280,14 +223,14 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
         break
       except Exception:  # pylint: disable=broad-except
         if server.poll() is not None or time.monotonic() > deadline:
-          raise errors.UserError("The replay server did not start: %s"
-                                 % _tail(os.path.join(work_dir, "replay.log"))) from None
+          raise errors.UserError("The replay server did not start: %s" % measurements.tail(
+              os.path.join(work_dir, "replay.log"))) from None
         time.sleep(0.5)
     if write_seconds > 0:
-      results.update(_measure_write(config_file, address, write_seconds, work_dir))
-    network = weights.build_q_network(num_actions, observation_spec)
+      results.update(measurements.write(config_file, address, write_seconds, work_dir))
+    network = dueling_q.build_q_network(num_actions, observation_spec)
     weights.publish(client, network, learner_step=0)
-    base_rss = _rss(server.pid)
+    base_rss = measurements.rss(server.pid)
 
     actors = launcher.ActorProcesses(work_dir, address, num_actors, config_file, seed=0,
                                      max_restarts=0)
@@ -301,14 +244,15 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
         break
       actors.check()
       if time.monotonic() > deadline or any(p.poll() is not None for p in actors.processes):
-        raise errors.UserError("Actors did not start writing: %s" % _tail(actors.log_path(0)))
+        raise errors.UserError("Actors did not start writing: %s"
+                               % measurements.tail(actors.log_path(0)))
       time.sleep(1.0)
     t0, steps0, inserts0, size0 = observer.read()
-    rss0, cpu0 = _rss(server.pid), _cpu_seconds(actors.pids())
+    rss0, cpu0 = measurements.rss(server.pid), measurements.cpu_seconds(actors.pids())
     time.sleep(actor_seconds)
     t1, steps1, inserts1, size1 = observer.read()
-    rss1, cpu1 = _rss(server.pid), _cpu_seconds(actors.pids())
-    actor_peak = max(_peak_rss(pid) for pid in actors.pids())
+    rss1, cpu1 = measurements.rss(server.pid), measurements.cpu_seconds(actors.pids())
+    actor_peak = max(measurements.peak_rss(pid) for pid in actors.pids())
     actors.check()
     dt = t1 - t0
     results.update({
@@ -325,13 +269,13 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
     actors.stop()
     actors = None
     checkpoint = client.checkpoint()
-    size = client.server_info(timeout=30)[transport.REPLAY_TABLE].current_size
+    size = client.server_info(timeout=30)[replay_layout.REPLAY_TABLE].current_size
     results["replay_checkpoint_bytes_per_item"] = _tree_bytes(checkpoint) / max(size, 1)
     if learner_seconds > 0 or train_seconds > 0:
-      results.update(_measure_learner(address, layout, network, num_actions, observation_spec,
-                                      learner_seconds, train_seconds))
-    results["replay_peak_rss_bytes"] = _peak_rss(server.pid)
-    results["learner_peak_rss_bytes"] = _own_peak_rss()
+      results.update(measurements.learner(address, layout, network, num_actions,
+                                          observation_spec, learner_seconds, train_seconds))
+    results["replay_peak_rss_bytes"] = measurements.peak_rss(server.pid)
+    results["learner_peak_rss_bytes"] = measurements.own_peak_rss()
     results.update(_ratios(results))
     return results
   finally:
@@ -344,194 +288,6 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
       server.kill()
       server.wait()
     shutil.rmtree(work_dir, ignore_errors=True)
-
-
-def _own_peak_rss():
-  import resource  # pylint: disable=import-outside-toplevel
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _tail(path, lines=5):
-  try:
-    with open(path, "rb") as f:
-      text = f.read()[-4000:].decode("utf-8", "replace")
-  except OSError:
-    return "(no log %s)" % path
-  return " | ".join(l.strip() for l in text.splitlines()[-lines:] if l.strip())
-
-
-def _measure_act(config_file, seconds, work_dir):
-  """The actor's action selection alone (its network's compiled forward pass on a batch of
-  `apex_actor.num_envs` observations, with the actor's TF threads), in a process of its
-  own as the thread setting must come before TF starts: observations/s and per CPU
-  second."""
-  return _in_subprocess("_act_worker", [config_file, str(seconds)], work_dir, "act",
-                        "the actor's action selection")
-
-
-def _measure_write(config_file, address, seconds, work_dir):
-  """The actor's replay writes alone, in a process of its own: agent steps (one frame and
-  about one transition each) per CPU second (process CPU, so Reverb's compression and
-  gRPC threads count)."""
-  return _in_subprocess("_write_worker", [config_file, address, str(seconds)], work_dir,
-                        "write", "the actor's replay writes")
-
-
-def _in_subprocess(worker, args, work_dir, name, what):
-  """Runs `benchmark.<worker>(*args, out)` in a fresh Python; returns the JSON it wrote."""
-  out = os.path.join(work_dir, name + ".json")
-  code = ("import sys; from paac_tf.tools import apex_benchmark; "
-          "benchmark.%s(*sys.argv[1:])" % worker)
-  log_path = os.path.join(work_dir, name + ".log")
-  with open(log_path, "wb") as log:
-    proc = subprocess.run([sys.executable, "-c", code] + list(args) + [out],
-                          stdout=log, stderr=subprocess.STDOUT, check=False,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  if proc.returncode != 0:
-    raise errors.UserError("Measuring %s failed: %s" % (what, _tail(log_path)))
-  with open(out) as f:
-    return json.load(f)
-
-
-def _act_worker(config_file, seconds, out):
-  seconds = float(seconds)
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
-  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
-  common.parse_gin([config_file], [])
-  common.set_tf_threads(int(common.configured("apex_actor.tf_threads", 1)))
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  num_envs = int(common.configured("apex_actor.num_envs", 16))
-  observation_spec, num_actions = common.environment_specs(common.env_name_or_configured(None))
-  network = weights.build_q_network(num_actions, observation_spec)
-  q_function = tf.function(network).get_concrete_function(
-      tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
-  rng = np.random.default_rng(0)
-  dtype = np.dtype(getattr(observation_spec.dtype, "as_numpy_dtype", observation_spec.dtype))
-  high = 256 if dtype == np.uint8 else 2
-  batch = rng.integers(0, high, size=(num_envs, *observation_spec.shape)).astype(dtype)
-  for _ in range(5):
-    q_function(batch).numpy()
-  count, t0, cpu0 = 0, time.monotonic(), time.process_time()
-  while time.monotonic() - t0 < seconds or count < 2:
-    q_function(batch).numpy()
-    count += num_envs
-  dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
-  with open(out, "w") as f:
-    json.dump({"act_batch_size": num_envs, "act_observations_per_second": count / dt,
-               "act_observations_per_cpu_second": count / max(cpu, 1e-9)}, f)
-
-
-def _write_worker(config_file, address, seconds, out, recorded_steps=200):
-  """What the actor does per batched step besides stepping and acting (n-step transitions,
-  initial priorities, `TransitionWriter.write` and its flush), on `recorded_steps` of the
-  actor's environments recorded beforehand with random actions and replayed in passes,
-  each pass a fresh episode (new writer and n-step builder)."""
-  seconds = float(seconds)
-  import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import n_step  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import priorities  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel,unused-import
-  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  common.parse_gin([config_file], [])
-  env_name = common.env_name_or_configured(None)
-  observation_spec, num_actions = common.environment_specs(env_name)
-  layout = transport.ReplayLayout(observation_spec)
-  num_envs = int(common.configured("apex_actor.num_envs", 16))
-  chunk_length = int(common.configured("apex_actor.chunk_length", 16))
-  discount = float(common.configured("apex_actor.discount", 0.99))
-  num_workers = int(common.configured("apex_actor.num_workers", 0))
-  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                     seed=0)
-  rng = np.random.default_rng(0)
-  recorded = []
-  try:
-    time_step = env.reset()
-    for _ in range(int(recorded_steps)):
-      action = rng.integers(0, num_actions, size=num_envs)
-      recorded.append((np.array(time_step.step_type), np.array(time_step.reward),
-                       np.array(time_step.discount), np.array(time_step.observation), action,
-                       rng.normal(size=(num_envs, num_actions)).astype(np.float32)))
-      time_step = env.step(action)
-  finally:
-    env.close()
-  client = reverb.Client(address)
-  rows = np.arange(num_envs)
-  agent_steps = 0
-  t0, cpu0 = time.monotonic(), time.process_time()
-  while time.monotonic() - t0 < seconds or agent_steps == 0:
-    builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
-    writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
-    for step_type, reward, step_discount, observation, action, q_values in recorded:
-      ids = writer.observation_ids(step_type)
-      completed = builder.step(step_type, reward, step_discount, action,
-                               q_taken=q_values[rows, action], ids=ids)
-      initial = priorities.initial_priorities(completed.q_taken, completed.reward,
-                                              completed.discount, q_values[completed.env])
-      writer.write(step_type, observation, completed, initial)
-      writer.flush(timeout_ms=60_000)
-    writer.flush(everything=True, timeout_ms=60_000)
-    writer.close()
-    agent_steps += len(recorded) * num_envs
-  dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
-  with open(out, "w") as f:
-    json.dump({"write_agent_steps_per_second": agent_steps / dt,
-               "write_agent_steps_per_cpu_second": agent_steps / max(cpu, 1e-9)}, f)
-
-
-def _measure_learner(address, layout, network, num_actions, observation_spec, seconds,
-                     train_seconds):
-  """Batches/s of the compiled step sampling from Reverb, then of the step alone."""
-  import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import transport  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
-  batch_size = int(common.configured("apex_learner.batch_size", 512))
-  publish_interval = int(common.configured("apex_learner.publish_interval", 25))
-  target = weights.build_q_network(num_actions, observation_spec)
-  step = learner_step.ApexLearnerStep(network, target, layout)
-  step.build()
-  client = reverb.Client(address)
-  dataset = transport.replay_dataset(
-      address, layout, batch_size, prefetch=int(common.configured("apex_learner.prefetch", 2)),
-      num_workers=int(common.configured("apex_learner.dataset_workers", 1)))
-  iterator = iter(dataset)
-
-  def one_step():   # as the learner's loop (learner.py): step, priorities back, publish
-    keys, new_priorities, _ = step.train(next(iterator))
-    client.mutate_priorities(transport.REPLAY_TABLE, updates=dict(zip(
-        keys.numpy().tolist(), new_priorities.numpy().tolist())))
-    if int(step.steps.numpy()) % publish_interval == 0:
-      weights.publish(client, network, int(step.steps.numpy()))
-
-  def sampled():
-    info = client.server_info(timeout=30)[transport.REPLAY_TABLE]
-    return info.rate_limiter_info.sample_stats.completed
-
-  for _ in range(3):   # tracing and pipeline warm-up
-    one_step()
-  results = {"learner_batch_size": batch_size}
-  if seconds > 0:
-    count, samples0, t0 = 0, sampled(), time.monotonic()
-    while time.monotonic() - t0 < seconds or count < 2:
-      one_step()
-      count += 1
-    dt = time.monotonic() - t0
-    results.update({"learner_batches_per_second": count / dt,
-                    "learner_samples_per_second": count * batch_size / dt,
-                    "replay_samples_per_second": (sampled() - samples0) / dt})
-  if train_seconds > 0:
-    batch = next(iterator)   # one batch in memory: the step without sampling or write-back
-    step.train(batch)[1].numpy()
-    count, t0 = 0, time.monotonic()
-    while time.monotonic() - t0 < train_seconds or count < 2:
-      step.train(batch)[1].numpy()
-      count += 1
-    dt = time.monotonic() - t0
-    results.update({"train_step_batches_per_second": count / dt,
-                    "train_step_samples_per_second": count * batch_size / dt})
-  del iterator, dataset
-  return results
 
 
 def main(argv):
@@ -554,3 +310,7 @@ def main(argv):
 def cli():
   _define_flags()
   errors.run_cli(main)
+
+
+if __name__ == "__main__":
+  cli()

@@ -20,6 +20,8 @@ round by round from (d'); act and train are called as the loop calls them (concr
 functions, no per-call argument matching); Ape-X's
 actors per process as a ratio of the emulator alone on one core, and its learner as a
 ratio of its train step alone.
+The PAAC parts measure the game, n_e, n_w and t_max that the PAAC config binds
+(`--gin_file`, default atari.gin; `--game`, `--num_envs`, `--t_max` override them).
 Machines are shared and vary from run to run: compare ratios from one run, not figures
 across runs.
 """
@@ -31,18 +33,68 @@ import subprocess
 import sys
 import time
 
-from absl import app
 from absl import flags
+
+from paac_tf import errors
 
 FLAGS = flags.FLAGS
 flags.DEFINE_bool("quick", False, "About four minutes: fewer sizes, shorter timings.")
 flags.DEFINE_string("output_dir", None, "Writes benchmark.json and benchmark.md there.")
-flags.DEFINE_string("game", "Pong", "Atari game.")
-flags.DEFINE_integer("num_envs", 32, "n_e of the act / train / loop parts.")
-flags.DEFINE_integer("t_max", 5, "Rollout length.")
+flags.DEFINE_string("gin_file", "atari.gin", "PAAC config of the PAAC parts: their game, n_e, "
+                    "n_w and t_max are its bindings unless given below.")
+flags.DEFINE_string("game", None, "Atari game (default: the PAAC config's train_eval.env_name).")
+flags.DEFINE_integer("num_envs", None, "n_e of the act / train / loop parts (default: the PAAC "
+                     "config's paac_train.num_envs).")
+flags.DEFINE_integer("t_max", None, "Rollout length (default: the PAAC config's).")
 flags.DEFINE_string("apex_gin_file", "apex_atari.gin", "Ape-X config of the 'apex' part.")
 flags.DEFINE_string("part", None, "Internal: run one part and print its JSON.")
 flags.DEFINE_string("args", "{}", "Internal: JSON arguments of --part.")
+
+
+# What the PAAC parts take from the PAAC config: {setting: (configurable, parameter)}.
+CONFIG_SETTINGS = {"game": ("train_eval", "env_name"), "num_envs": ("paac_train", "num_envs"),
+                   "num_workers": ("paac_train", "num_workers"),
+                   "t_max": ("paac_train", "t_max")}
+
+
+class _LiteralDelegate:
+  """Gin parser delegate: keeps `@refs` and `%macros` as text (no setting used here is one)."""
+
+  def configurable_reference(self, scoped_configurable_name, evaluate):
+    return "@%s%s" % (scoped_configurable_name, "()" if evaluate else "")
+
+  def macro(self, macro_name):
+    return "%" + macro_name
+
+
+def config_settings(gin_file):
+  """{game, num_envs, num_workers, t_max} as the PAAC config `gin_file` binds them (its
+  includes read first). Read with gin's parser alone, not its registry: this process does
+  not import TensorFlow. UserError if the config lacks one of them."""
+  from gin import config_parser  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  bound = {}
+
+  def read(name, including_dir=None):
+    near = os.path.join(including_dir, name) if including_dir else None
+    path = near if near and os.path.isfile(near) else config.resolve_gin_file(name)
+    with open(path, encoding="utf-8") as f:
+      try:
+        statements = list(config_parser.ConfigParser(f, _LiteralDelegate()))
+      except SyntaxError as e:
+        raise errors.ConfigError("Bad gin configuration %s: %s" % (path, e)) from None
+    for statement in statements:
+      if isinstance(statement, config_parser.IncludeStatement):
+        read(statement.filename, os.path.dirname(path))
+      elif isinstance(statement, config_parser.BindingStatement) and not statement.scope:
+        bound[(statement.selector.split(".")[-1], statement.arg_name)] = statement.value
+
+  read(gin_file)
+  missing = [".".join(b) for b in CONFIG_SETTINGS.values() if b not in bound]
+  if missing:
+    raise errors.ConfigError("%s binds no %s: give a PAAC Atari config such as atari.gin."
+                             % (gin_file, ", ".join(missing)))
+  return {setting: bound[binding] for setting, binding in CONFIG_SETTINGS.items()}
 
 
 def _peak_rss_mb():
@@ -75,7 +127,7 @@ def _random_steps(env):
   return step
 
 
-def part_env(game, backend, num_envs, seconds, num_workers=8):
+def part_env(game, backend, num_envs, num_workers, seconds):
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
   env.reset()
@@ -134,14 +186,14 @@ def part_train(game, network, jit, num_envs, t_max, seconds):
   return {"samples_per_s": _timed(_train_calls(agent, num_envs, t_max), seconds)}
 
 
-def _loop(game, num_envs, t_max, network, num_groups=1, overlap_learner=False):
+def _loop(game, num_envs, num_workers, t_max, network, num_groups=1, overlap_learner=False):
   """(env, agent, runner, update): the training loop on a fresh agent; `update()` runs one
   update and returns its agent steps."""
   from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
-  env = environment.make_environment(game, num_envs, 8, 0, num_groups=num_groups)
+  env = environment.make_environment(game, num_envs, num_workers, 0, num_groups=num_groups)
   try:
     model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), network)
     agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
@@ -156,22 +208,25 @@ def _loop(game, num_envs, t_max, network, num_groups=1, overlap_learner=False):
   return env, agent, runner, update
 
 
-def part_loop(game, num_envs, t_max, num_groups, overlap_learner, seconds, network="arch_nips"):
-  env, _, _, update = _loop(game, num_envs, t_max, network, num_groups, overlap_learner)
+def part_loop(game, num_envs, num_workers, t_max, num_groups, overlap_learner, seconds,
+              network="arch_nips"):
+  env, _, _, update = _loop(game, num_envs, num_workers, t_max, network, num_groups,
+                            overlap_learner)
   try:
     return {"steps_per_s": _timed(update, seconds, warmup=5)}
   finally:
     env.close()
 
 
-def part_interleaved(game, num_envs, t_max, num_rounds, seconds, network="arch_nips"):
+def part_interleaved(game, num_envs, num_workers, t_max, num_rounds, seconds,
+                     network="arch_nips"):
   """The PAAC loop and the three parts of its serial bound, measured in one process in
   alternating segments (env alone, act alone, train alone, loop; `num_rounds` times,
   `seconds` each) on the same env and agent, through the loop's call paths: a machine
   whose speed drifts affects each round's four rates alike. Returns each round's rates,
   bound and ratio, and their medians."""
   import numpy as np  # pylint: disable=import-outside-toplevel
-  env, agent, runner, update = _loop(game, num_envs, t_max, network)
+  env, agent, runner, update = _loop(game, num_envs, num_workers, t_max, network)
   try:
     env_steps = _random_steps(env)
     act = _act_calls(agent, num_envs)
@@ -209,7 +264,7 @@ def _run_part(name, **kwargs):
          "--args=" + json.dumps(kwargs)]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
   if proc.returncode != 0 or not lines:
     result = {"error": (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]}
   else:
@@ -224,7 +279,7 @@ def _run_part(name, **kwargs):
   return result
 
 
-def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
+def run_all(quick, game, num_envs, num_workers, t_max, apex_gin_file="apex_atari.gin"):
   s = 6 if quick else 20
   results = []
   print("Benchmarking on %s (%d cores)..." % (platform.processor() or platform.machine(),
@@ -232,7 +287,8 @@ def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
   env_sizes = [num_envs] if quick else [16, 32, 64]
   for backend in ("vector", "portable"):
     for n in env_sizes:
-      results.append(_run_part("env", game=game, backend=backend, num_envs=n, seconds=s))
+      results.append(_run_part("env", game=game, backend=backend, num_envs=n,
+                               num_workers=num_workers, seconds=s))
   nets = ["arch_nips"] if quick else ["arch_nips", "arch_nature"]
   for net in nets:
     for jit in (False, True):
@@ -242,9 +298,11 @@ def run_all(quick, game, num_envs, t_max, apex_gin_file="apex_atari.gin"):
                                t_max=t_max, seconds=s))
   loops = [(1, False), (2, False)] if quick else [(1, False), (2, False), (2, True)]
   for groups, overlap in loops:
-    results.append(_run_part("loop", game=game, num_envs=num_envs, t_max=t_max,
-                             num_groups=groups, overlap_learner=overlap, seconds=2 * s))
-  results.append(_run_part("interleaved", game=game, num_envs=num_envs, t_max=t_max,
+    results.append(_run_part("loop", game=game, num_envs=num_envs, num_workers=num_workers,
+                             t_max=t_max, num_groups=groups, overlap_learner=overlap,
+                             seconds=2 * s))
+  results.append(_run_part("interleaved", game=game, num_envs=num_envs,
+                           num_workers=num_workers, t_max=t_max,
                            num_rounds=2 if quick else 7, seconds=3 if quick else 4))
   results.append(_run_part("apex", game=game, quick=quick, gin_file=apex_gin_file))
   return results
@@ -286,7 +344,8 @@ def summarize(results, num_envs):
     lines += ["", "Serial bound 1 / (1/env + 1/act + 1/train) = %.0f agent steps/s "
               "(env %.0f, act %.0f, train %.0f; arch_nips, n_e %d, no XLA)." % (
                   bound, env["steps_per_s"], act["obs_per_s"], train["samples_per_s"], num_envs),
-              "", "| PAAC loop | steps/s | / serial bound | / emulator alone |", "|---|---:|---:|---:|"]
+              "", "| PAAC loop | steps/s | / serial bound | / emulator alone |",
+              "|---|---:|---:|---:|"]
     for r in results:
       if r["part"] == "loop" and "steps_per_s" in r:
         name = "groups=%d overlap_learner=%s" % (r["num_groups"], r["overlap_learner"])
@@ -397,12 +456,17 @@ def main(argv):
     print(json.dumps(result))
     return
   start = time.time()
-  results = run_all(FLAGS.quick, FLAGS.game, FLAGS.num_envs, FLAGS.t_max, FLAGS.apex_gin_file)
+  settings = config_settings(FLAGS.gin_file)
+  for name in ("game", "num_envs", "t_max"):
+    if getattr(FLAGS, name) is not None:
+      settings[name] = getattr(FLAGS, name)
+  results = run_all(FLAGS.quick, settings["game"], settings["num_envs"],
+                    settings["num_workers"], settings["t_max"], FLAGS.apex_gin_file)
   if FLAGS.output_dir:   # the measurements first: they survive a failure below
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     with open(os.path.join(FLAGS.output_dir, "benchmark.json"), "w") as f:
       json.dump({"results": results}, f, indent=2)
-  table, summary = summarize(results, FLAGS.num_envs)
+  table, summary = summarize(results, settings["num_envs"])
   print()
   print(table)
   report = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor(),
@@ -422,4 +486,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  errors.run_cli(main)

@@ -26,8 +26,6 @@ EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
 RETURN_VS_UPDATES = "Metrics/AverageReturn"                          # step: learner updates
 RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: agent steps
-EPISODE_LENGTH = "Metrics/AverageEpisodeLength"
-STEPS_PER_SECOND = "Perf/steps_per_second"
 _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their parent
 # SavedModel internals, and an Ape-X run's per-actor summaries (actors/actor_i): they belong
 # to that run, whose curve is the learner's train/ (it aggregates the actors' episodes).
@@ -164,10 +162,6 @@ class RunDir:
   root: str
   event_dir: Optional[str]
   run_config: dict
-
-  @property
-  def name(self):
-    return os.path.basename(os.path.normpath(self.root))
 
 
 def read_json(path):

@@ -21,8 +21,9 @@ from typing import List, Optional
 
 from paac_tf import errors
 from paac_tf import reference_scores as ref
-from paac_tf.tools import compare
 from paac_tf.tools import events
+from paac_tf.tools import results_table
+from paac_tf.tools import run_results
 
 X_CHOICES = ("frames", "wall_time", "both")
 
@@ -64,7 +65,7 @@ def make_curves(runs):
   curves = []
   for run, run_events in runs:
     config = run.run_config
-    atari = compare.is_atari(config.get("env_name"))
+    atari = run_results.is_atari(config.get("env_name"))
     points = run_events.series(events.RETURN_VS_ENV_STEPS)
     scale = ref.FRAMES_PER_AGENT_STEP if atari else 1
     curves.append(Curve(
@@ -102,8 +103,8 @@ def _budgets(curves, axis):
   if "paac" in algorithms:
     if axis == "frames":
       out.append((ref.PAAC_PAPER_FRAMES, "PAAC paper: ~%s frames (~%s steps)" % (
-          compare.human_count(ref.PAAC_PAPER_FRAMES),
-          compare.human_count(ref.PAAC_PAPER_TIMESTEPS))))
+          results_table.human_count(ref.PAAC_PAPER_FRAMES),
+          results_table.human_count(ref.PAAC_PAPER_TIMESTEPS))))
     else:
       known = networks & set(ref.PAAC_PAPER_HOURS) or set(ref.PAAC_PAPER_HOURS)
       for network in sorted(known):
@@ -112,7 +113,7 @@ def _budgets(curves, axis):
   if "apex" in algorithms:
     if axis == "frames":
       out.append((ref.APEX_PAPER_FRAMES, "Ape-X paper: %s frames" %
-                  compare.human_count(ref.APEX_PAPER_FRAMES)))
+                  results_table.human_count(ref.APEX_PAPER_FRAMES)))
     else:
       out.append((ref.APEX_PAPER_HOURS, "Ape-X paper: %g days (360 actors)" %
                   (ref.APEX_PAPER_HOURS / 24)))
@@ -129,7 +130,7 @@ def _mark_budgets(ax, budgets, x_max, scale):
       ax.axvline(value / scale, label=text, color="0.3", linewidth=1.0,
                  linestyle=(0, (4, 2 + 2 * i)))
     else:
-      reached = " (curves reach %s of it)" % compare.percent(x_max / value) if x_max else ""
+      reached = " (curves reach %s of it)" % results_table.percent(x_max / value) if x_max else ""
       ax.plot([], [], " ", label="%s: off the axis%s" % (text, reached))
 
 
@@ -172,7 +173,7 @@ def plot(curves, output, x="both", title=None):
       ax.set_xlabel("frames (agent steps x 4)" if all_atari else
                     "frames (Atari) / agent steps (other envs)" if any_atari else "agent steps")
       ax.xaxis.set_major_formatter(ticker.FuncFormatter(
-          lambda v, _: compare.human_count(v) if v else "0"))
+          lambda v, _: results_table.human_count(v) if v else "0"))
     else:
       x_max = max(max(c.wall_hours) for c in drawn)
       scale, unit = _wall_unit(x_max)

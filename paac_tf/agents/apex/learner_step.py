@@ -1,6 +1,6 @@
 """The Ape-X learner's compiled step: one prioritized batch -> one update -> new priorities.
 
-Per batch of replay items (see `paac_tf/runners/apex/transport.py` for the layout):
+Per batch of replay items (see `paac_tf/runners/apex/replay_layout.py` for the layout):
   1. rebuild s_t and s_{t+k} from the items' frames;
   2. importance weights w_i = (N * P(i))^-beta / max_j w_j from Reverb's sample info;
   3. double-Q n-step targets R + D * Q_target(s', argmax Q_online(s')) (losses.py);

@@ -4,8 +4,8 @@ The whole update in one place (Clemente et al. 2017 and the original PAAC code):
 a rollout of t_max steps from n_e environments gives a batch of n_e * t_max samples;
 n-step bootstrapped returns (returns.py), advantage = R - V, policy loss with an
 entropy bonus and value loss (losses.py), RMSProp (decay 0.99, epsilon 0.1 inside the
-square root, as TF1's RMSProp and the original code; agents/optimizers.py) with the learning rate annealed
-linearly to 0, and global-norm gradient clipping. `act` and `train` are each one
+square root, as TF1's RMSProp and the original code; agents/optimizers.py) with the learning
+rate annealed linearly to 0, and global-norm gradient clipping. `act` and `train` are each one
 `tf.function` (XLA optional).
 
 The training loop calls them through `act_packed` and `train_packed`: the same functions

@@ -1,8 +1,8 @@
-r"""An Ape-X actor: a batch of environments, epsilon-greedy on a local network copy,
+"""An Ape-X actor: a batch of environments, epsilon-greedy on a local network copy,
 n-step transitions with initial priorities, written to the Reverb replay.
 
-  python -m paac_tf.runners.apex.actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
-      --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
+Run as a program of its own by `python -m paac_tf.apex_actor` (the one-machine launcher
+starts one per actor).
 
 Per batched step (all `num_envs` environments at once):
   1. Q-values of the observations under the local network (one compiled call);
@@ -10,7 +10,7 @@ Per batched step (all `num_envs` environments at once):
      the step is sent to the environments, which run while the actor writes (3-4);
   3. the n-step builder (`agents/apex/n_step.py`) completes transitions; each gets its
      initial priority |TD error| under the local network as online and target network;
-  4. frames and items go to Reverb (`transport.TransitionWriter`), streamed in chunks;
+  4. frames and items go to Reverb (`replay_layout.TransitionWriter`), streamed in chunks;
      the writer is flushed every step down to a bounded number of unconfirmed items,
      so a rate-limited replay slows the actor down instead of queueing without bound.
 Every `weights_refresh_interval` batched steps the actor copies the learner's latest
@@ -19,7 +19,7 @@ episodes (raw game scores) to the actor-stats table. With a root dir it writes T
 summaries (Metrics/AverageReturn, ...) to root_dir/actors/actor_I.
 
 Replay server faults: at start the actor retries an unreachable server with backoff (1 s
-doubling to 30 s, `transport.ReplayRetry`), one log line per retry. Mid-run, when the
+doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, when the
 server goes away (killed, restarted), its writes wait: Reverb's writers reconnect by
 themselves and send what was pending to the server that answers next, so a restarted
 server (from its checkpoint or empty) gets the actor's items again; reports are kept
@@ -30,20 +30,9 @@ publishes `done`, after `max_steps` batched steps, when its launcher process is 
 (exit status 3, one `error: ...` line) when the replay server stays unreachable for
 `server_timeout_s`.
 """
-
-if __name__ == "__main__":
-  # `python -m paac_tf.runners.apex.actor` runs this file as __main__; hand over to the package's
-  # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.runners.apex import actor as _package_module  # pylint: disable=import-self
-  _package_module.cli()
-  raise SystemExit(0)
-
 import os
-import signal
-import sys
 import time
 
-from absl import flags
 from absl import logging
 import gin
 import numpy as np
@@ -52,13 +41,16 @@ from paac_tf import errors
 from paac_tf.agents.apex import epsilon as epsilon_lib
 from paac_tf.agents.apex import n_step
 from paac_tf.agents.apex import priorities
-from paac_tf.runners.apex import common
-from paac_tf.runners.apex import transport
+from paac_tf.networks import dueling_q
+from paac_tf.runners.apex import actor_reports
+from paac_tf.runners.apex import processes
+from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import weights as weights_lib
+from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
+from paac_tf.runtime import threads
 
-EXIT_REPLAY_UNREACHABLE = transport.EXIT_REPLAY_UNREACHABLE
-ReplayUnreachableError = transport.ReplayUnreachableError
 # How long a report may wait for the server's confirmation before the loop goes on (it
 # stays pending, and the next reports accumulate until it is confirmed).
 _REPORT_FLUSH_S = 0.2
@@ -66,25 +58,28 @@ _REPORT_FLUSH_S = 0.2
 _BLOCKED_REFRESH_S = 5.0
 
 
-class _Stop:
-  """Stop flag set by SIGTERM (and SIGINT unless a launcher manages this actor)."""
+def actor_seed(seed, actor_index, start=0):
+  """The seed of actor `actor_index`'s environments and exploration in a run seeded `seed`,
+  on its `start`-th restart: a different one for every actor and every (re)start, so a
+  restarted actor plays new episodes."""
+  return int(seed) * 1000 + 7919 * (int(actor_index) + 1) + 104729 * int(start)
 
-  def __init__(self, managed):
-    self.requested = False
-    signal.signal(signal.SIGTERM, self._handle)
-    signal.signal(signal.SIGINT, signal.SIG_IGN if managed else self._handle)
 
-  def _handle(self, signum, frame):
-    del frame
-    if not self.requested:
-      logging.info("%s received: stopping.", signal.Signals(signum).name)
-    self.requested = True
+def environment_specs(env_name, seed=0):
+  """(observation spec, number of actions) of `env_name` as the actors build it."""
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  env = environment.make_environment(env_name, num_envs=1, num_workers=0, seed=seed)
+  try:
+    action_spec = env.action_spec()
+    return env.observation_spec(), int(action_spec.maximum) - int(action_spec.minimum) + 1
+  finally:
+    env.close()
 
 
 @gin.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
                                             "env_name", "root_dir", "seed", "parent_pid",
                                             "stop"])
-def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None, seed=0,
+def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=None, seed=0,
                num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
                epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
                report_interval_s=1.0, log_interval_s=30.0, tf_threads=1, max_steps=None,
@@ -104,13 +99,17 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     server_timeout_s: give up (exit status 3) after this long without the replay server,
       at start or mid-run (retries: `ReplayRetry`).
     parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
+    stop: object with a `requested` attribute (default: a SIGTERM/SIGINT handler).
   """
   import reverb  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  common.set_tf_threads(tf_threads)
-  stop = stop or _Stop(managed=parent_pid is not None)
-  should_stop = lambda: stop.requested or not common.parent_alive(parent_pid)
+  threads.set_tf_threads(tf_threads)
+  own_stop = stop is None
+  if own_stop:
+    stop = signals.StopRequest(ignore_sigint=parent_pid is not None, second_exits=False,
+                               message="%s received: stopping.")
+  should_stop = lambda: stop.requested or not processes.parent_alive(parent_pid)
   epsilon = epsilon_lib.actor_epsilon(actor_index, num_actors, epsilon_base, epsilon_alpha)
   rng = np.random.default_rng([int(seed), int(actor_index)])
   client = reverb.Client(replay_address)
@@ -120,8 +119,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
   writer = subscriber = None
   try:
     observation_spec = env.observation_spec()
-    layout = transport.ReplayLayout(observation_spec)
-    model = weights_lib.build_q_network(env.num_actions, observation_spec)
+    layout = replay_layout.ReplayLayout(observation_spec)
+    model = dueling_q.build_q_network(env.num_actions, observation_spec)
     # A concrete function for the fixed batch: calling it skips tf.function's per-call
     # signature matching (~1 ms a step, measured, more than the CartPole forward pass).
     q_function = tf.function(model).get_concrete_function(
@@ -130,9 +129,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
                  env_name, num_envs, epsilon, replay_address, layout)
     try:
-      info = transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s,
-                                    should_stop=should_stop)
-    except transport.ReplayMismatchError as e:
+      info = replay_client.check_replay(client, layout, replay_address,
+                                        timeout_s=server_timeout_s, should_stop=should_stop)
+    except replay_client.ReplayMismatchError as e:
       raise errors.UserError(str(e)) from None
     if info is None or not _wait_for_weights(subscriber, client, replay_address, should_stop,
                                              server_timeout_s):
@@ -140,10 +139,15 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     logging.info("Replay server at %s answers; acting with the weights of learner step %d.",
                  replay_address, subscriber.learner_step)
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
-    writer = transport.TransitionWriter(client, layout, num_envs, chunk_length=chunk_length)
-    loop = _ActorLoop(env, q_function, subscriber, builder, writer, client, epsilon, rng,
-                      actor_index, root_dir, weights_refresh_interval, report_interval_s,
-                      log_interval_s, server_timeout_s, replay_address, layout)
+    writer = replay_layout.TransitionWriter(client, layout, num_envs,
+                                            chunk_length=chunk_length)
+    loop = _ActorLoop(
+        env=env, q_function=q_function, subscriber=subscriber, builder=builder, writer=writer,
+        client=client, replay_address=replay_address, layout=layout, epsilon=epsilon, rng=rng,
+        actor_index=actor_index, root_dir=root_dir,
+        weights_refresh_interval=weights_refresh_interval,
+        report_interval_s=report_interval_s, log_interval_s=log_interval_s,
+        server_timeout_s=server_timeout_s)
     return loop.run(should_stop, max_steps)
   finally:
     if writer is not None:
@@ -151,6 +155,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, root_dir=None,
     if subscriber is not None:
       subscriber.close()
     env.close()
+    if own_stop:
+      stop.restore()
 
 
 def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s):
@@ -165,8 +171,8 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
     try:
       subscriber.available()
     except Exception:  # pylint: disable=broad-except  (gRPC errors vary)
-      if transport.wait_for_replay(client, address, server_timeout_s,
-                                   should_stop=should_stop) is None:
+      if replay_client.wait_for_replay(client, address, server_timeout_s,
+                                       should_stop=should_stop) is None:
         return False
     if time.monotonic() - last_log > 30:
       logging.info("Waiting for the learner's first weights (%.0f s).", time.monotonic() - start)
@@ -177,9 +183,9 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
 class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
-  def __init__(self, env, q_function, subscriber, builder, writer, client, epsilon, rng,
-               actor_index, root_dir, weights_refresh_interval, report_interval_s,
-               log_interval_s, server_timeout_s, replay_address="", layout=None):
+  def __init__(self, *, env, q_function, subscriber, builder, writer, client, replay_address,
+               layout, epsilon, rng, actor_index, root_dir, weights_refresh_interval,
+               report_interval_s, log_interval_s, server_timeout_s):
     self.env, self.q_function, self.subscriber = env, q_function, subscriber
     self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
@@ -275,7 +281,7 @@ class _ActorLoop:
         if self.subscriber.done:
           break
       try:
-        transport.probe(self.client, self.replay_address, 10)
+        replay_client.probe(self.client, self.replay_address, 10)
       except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
         self._wait_for_server(e, should_stop)
     self.blocked_s += time.monotonic() - start
@@ -288,20 +294,21 @@ class _ActorLoop:
     logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
                     "after %.0f s).", self.actor_index, self.replay_address,
                     errors.user_message(error), self.server_timeout_s)
-    info = transport.wait_for_replay(self.client, self.replay_address, self.server_timeout_s,
-                                     should_stop=should_stop, since=lost)
+    info = replay_client.wait_for_replay(self.client, self.replay_address,
+                                         self.server_timeout_s, should_stop=should_stop,
+                                         since=lost)
     if info is None:
       return
     self._server_lost = False
     if self.layout is not None:
       try:
-        transport.check_tables(info, self.layout, self.replay_address)
-      except transport.ReplayMismatchError as e:
+        replay_client.check_tables(info, self.layout, self.replay_address)
+      except replay_client.ReplayMismatchError as e:
         raise errors.UserError(str(e)) from None
     self.reconnects += 1
     logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
                     "actor %d goes on.", self.replay_address, time.monotonic() - lost,
-                    info[transport.REPLAY_TABLE].current_size, self.actor_index)
+                    info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
 
   def _report(self, flush_s=_REPORT_FLUSH_S):
     """Sends the agent steps and episodes since the last report, unless the previous
@@ -329,13 +336,9 @@ class _ActorLoop:
       self._report_in_flight = None
     report = self._unreported
     self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
-    returns = np.asarray([r for r, _ in report["episodes"]], np.float32)
-    lengths = np.asarray([l for _, l in report["episodes"]], np.int64)
-    pending = transport.insert_one(self.client, {
-        "actor_index": np.int32(self.actor_index), "env_steps": np.int64(report["env_steps"]),
-        "epsilon": np.float32(self.epsilon), "episode_lengths": lengths,
-        "episode_returns": returns, "items": np.int64(report["items"]),
-    }, transport.STATS_TABLE, timeout_s=flush_s)
+    pending = replay_client.insert_one(
+        self.client, actor_reports.report_item(self.actor_index, self.epsilon, report),
+        replay_layout.STATS_TABLE, timeout_s=flush_s)
     if pending is not None:
       self._report_in_flight = (pending, report)
       return False
@@ -382,52 +385,3 @@ class _ActorLoop:
       self._report_in_flight = None
     if self.summary_writer is not None:
       self.summary_writer.close()
-
-
-# --- command line ---------------------------------------------------------------------------
-
-FLAGS = flags.FLAGS
-
-
-def _define_flags():
-  flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
-  flags.DEFINE_integer("actor_index", 0, "This actor's index i in [0, num_actors).")
-  flags.DEFINE_integer("num_actors", 1, "N, the number of actors (sets the epsilon ladder).")
-  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
-  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
-  flags.DEFINE_string("root_dir", None, "Run directory: summaries go to actors/actor_I.")
-  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
-  flags.DEFINE_integer("seed", None, "Environment/exploration seed (default: derived from "
-                       "train_eval.seed and the actor index).")
-  flags.DEFINE_integer("parent_pid", None, "Exit when this process is gone (launcher use).")
-
-
-def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
-  if not FLAGS.replay_address:
-    raise errors.UserError("Give --replay_address=HOST:PORT of the replay server.")
-  if not 0 <= FLAGS.actor_index < FLAGS.num_actors:
-    raise errors.UserError("--actor_index must be in [0, --num_actors), got %d of %d."
-                           % (FLAGS.actor_index, FLAGS.num_actors))
-  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
-  env_name = common.env_name_or_configured(FLAGS.env_name)
-  seed = FLAGS.seed
-  if seed is None:
-    seed = int(common.configured("train_eval.seed", 0)) * 1000 + 7919 * (FLAGS.actor_index + 1)
-  root_dir = common.prepare_root_dir(FLAGS.root_dir) if FLAGS.root_dir else None
-  status = 0
-  try:
-    apex_actor(FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name,
-               root_dir=root_dir, seed=seed, parent_pid=FLAGS.parent_pid)
-  except ReplayUnreachableError as e:
-    logging.flush()
-    sys.stderr.write("error: %s\n" % errors.user_message(e))
-    status = EXIT_REPLAY_UNREACHABLE
-  common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
-
-
-def cli():
-  """`python -m paac_tf.runners.apex.actor`."""
-  _define_flags()
-  errors.run_cli(main)

@@ -6,7 +6,7 @@
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
      samples it without gRPC), restoring root_dir/replay_checkpoint if
      `checkpoint_replay` is set;
-  3. starts N actors, `python -m paac_tf.runners.apex.actor ...` subprocesses connected to
+  3. starts N actors, `python -m paac_tf.apex_actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
      restarts in all, then the run fails with the last lines of its log);
@@ -16,8 +16,8 @@
      stops (its port is freed). Actors ignore the terminal's SIGINT (the launcher decides)
      and exit by themselves if the launcher process disappears.
 
-The same pieces run on several hosts with the commands in `replay.py`, `actor.py` and
-`learner.py` (see `multi_host_commands`).
+The same pieces run on several hosts as programs of their own: `python -m
+paac_tf.apex_replay`, `python -m paac_tf.apex_actor` and `python -m paac_tf.apex_learner`.
 """
 import os
 import subprocess
@@ -29,6 +29,7 @@ from absl import logging
 import gin
 
 from paac_tf import errors
+from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import replay as replay_lib
 
 CONFIG_FILE = "apex_config.gin"
@@ -68,9 +69,8 @@ class ActorProcesses:
     return os.path.join(self.log_dir, "actor_%d.log" % index)
 
   def _command(self, index):
-    # A different seed on every (re)start, so a restarted actor plays new episodes.
-    seed = self.seed * 1000 + 7919 * (index + 1) + 104729 * self.starts[index]
-    return [sys.executable, "-m", "paac_tf.runners.apex.actor",
+    seed = actor_lib.actor_seed(self.seed, index, start=self.starts[index])
+    return [sys.executable, "-m", "paac_tf.apex_actor",
             "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
             "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
             "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,
@@ -230,15 +230,3 @@ def _write_config(path):
     f.write("# Written by paac_tf.runners.apex.launcher: the configuration the actors run with.\n")
     f.write(text)
   os.replace(tmp, path)
-
-
-def multi_host_commands(gin_file, replay_host, port, root_dir, num_actors):
-  """The commands that run the same system on several hosts (for the README)."""
-  address = "%s:%d" % (replay_host, port)
-  lines = ["python -m paac_tf.runners.apex.replay --port=%d --gin_file=%s" % (port, gin_file)]
-  lines += ["python -m paac_tf.runners.apex.actor --replay_address=%s --actor_index=%d "
-            "--num_actors=%d --gin_file=%s" % (address, i, num_actors, gin_file)
-            for i in range(num_actors)]
-  lines.append("python -m paac_tf.runners.apex.learner --replay_address=%s --root_dir=%s --gin_file=%s"
-               % (address, root_dir, gin_file))
-  return lines

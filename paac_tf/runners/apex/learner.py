@@ -1,9 +1,7 @@
-r"""The Ape-X learner: prioritized batches from Reverb, updates, priorities and weights back.
+"""The Ape-X learner: prioritized batches from Reverb, updates, priorities and weights back.
 
-  python -m paac_tf.runners.apex.learner --replay_address=HOST:PORT --root_dir=DIR \
-      --gin_file=apex_atari.gin [--gin_bindings=...]
-
-(`python -m paac_tf.train --gin_file=apex_*.gin` runs it inside the one-machine launcher.)
+Run as a program of its own by `python -m paac_tf.apex_learner`; `python -m paac_tf.train
+--gin_file=apex_*.gin` runs it inside the one-machine launcher.
 
 Loop: a `reverb.TrajectoryDataset` pipeline keeps batches prefetched; per batch the
 compiled step (`paac_tf/agents/apex/learner_step.py`) updates the network and returns the
@@ -17,102 +15,72 @@ publishes a final `done` weights item so that actors on other hosts stop too, sa
 checkpoint and exports a SavedModel.
 
 Replay server faults: at start the learner retries an unreachable server with backoff (1 s
-doubling to 30 s, `transport.ReplayRetry`), one log line per retry. Mid-run, a lost server
-(killed, restarted) is waited for the same way; once one answers again at the address
+doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, a lost
+server (killed, restarted) is waited for the same way; once one answers again at the address
 (restored from its checkpoint, or empty), the learner republishes its weights, recreates
 its sampling pipeline and goes on. It gives up after `server_timeout_s` without a server:
 checkpoint saved, one `error: ...` line, exit status 3. Replay calls that have no
-deadline of their own run on helper threads (`transport.CallThread`,
-`transport.BackgroundSampler`), so a lost server never hangs the loop.
+deadline of their own run on helper threads (`call_thread.CallThread`,
+`sampling.BackgroundSampler`), so a lost server never hangs the loop.
 
 Outputs under root_dir/train: TensorBoard summaries (Losses/, Optimizer/, Q/, Replay/,
 Perf/, Metrics/ from the actors' reports), checkpoints (ckpt-<agent step>; resumed
 automatically) and run_config.json; SavedModels under root_dir/policies/<model_name>/.
 """
-
-if __name__ == "__main__":
-  # `python -m paac_tf.runners.apex.learner` runs this file as __main__; hand over to the package's
-  # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.runners.apex import learner as _package_module  # pylint: disable=import-self
-  _package_module.cli()
-  raise SystemExit(0)
-
 import collections
+import dataclasses
 import os
-import sys
 import time
+from typing import Optional
 
-from absl import flags
 from absl import logging
 import gin
 import numpy as np
 import tensorflow as tf
-import tree
 
 from paac_tf import errors
 from paac_tf.agents.apex import learner_step as learner_step_lib
-from paac_tf.runners.apex import common
-from paac_tf.runners.apex import transport
+from paac_tf.networks import dueling_q
+from paac_tf.networks import specs
+from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import actor_reports
+from paac_tf.runners.apex import call_thread
+from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.runtime import checkpointing
+from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
+from paac_tf.runtime import threads
 
 # Samples wait at most this long for the rate limiter before the loop regains control
 # (to drain actor reports, honour stop requests, notice dead actors or a lost server).
 _SAMPLE_TIMEOUT_MS = 1000
 # Deadline of the learner's calls to the replay server (info, reports, priorities, weights).
 _RPC_TIMEOUT_S = 10
-_STATS_TEMPLATE = {"actor_index": None, "env_steps": None, "epsilon": None,
-                   "episode_lengths": None, "episode_returns": None, "items": None}
 
 
-class ActorReports:
-  """Agent steps and finished episodes reported by the actors (drained from Reverb)."""
-
-  def __init__(self, window=100):
-    self.env_steps = 0
-    self.items = 0
-    self.window = summaries.EpisodeWindow(window)
-    self.per_actor = {}        # actor index -> EpisodeWindow
-    self.epsilons = {}         # actor index -> epsilon
-    self._window_size = window
-
-  def drain(self, client, info=None, calls=None, timeout_s=30):
-    """Reads every pending report; returns how many there were. `info`: the server's
-    table infos if just read; `calls`: a transport.CallThread to sample on (then a lost
-    server raises transport.ReplayUnavailableError after `timeout_s`)."""
-    if info is None:
-      info = client.server_info(timeout=int(timeout_s))
-    size = info[transport.STATS_TABLE].current_size
-    if size == 0:
-      return 0
-    sample_all = lambda: list(client.sample(transport.STATS_TABLE, size, emit_timesteps=False))
-    samples = sample_all() if calls is None else calls.call(sample_all, timeout_s,
-                                                           "Draining actor reports")
-    for sample in samples:
-      report = tree.unflatten_as(_STATS_TEMPLATE, [np.asarray(x)[0] for x in sample.data])
-      index = int(report["actor_index"])
-      self.env_steps += int(report["env_steps"])
-      self.items += int(report["items"])
-      self.epsilons[index] = float(report["epsilon"])
-      episodes = list(zip(report["episode_returns"].tolist(),
-                          report["episode_lengths"].tolist()))
-      self.window.add(episodes)
-      self.per_actor.setdefault(index, summaries.EpisodeWindow(self._window_size)).add(episodes)
-    return size
-
-  def lowest_epsilon_window(self):
-    """Episodes of the actor that explores least (~ the greedy policy), or None."""
-    if not self.epsilons:
-      return None
-    index = min(self.epsilons, key=lambda i: (self.epsilons[i], -i))
-    return self.per_actor.get(index)
+@dataclasses.dataclass(frozen=True)
+class LoopSettings:
+  """The learner loop's schedule and limits (see `apex_learner` for each)."""
+  total_steps: int
+  batch_size: int
+  publish_interval: int
+  summary_interval: int
+  checkpoint_interval: int
+  export_interval: Optional[int]
+  stop_at_average_return: Optional[float]
+  prefetch: int
+  dataset_workers: int
+  report_interval_s: float
+  server_timeout_s: float
 
 
 @gin.configurable(module="apex")
-def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_size=512,
+def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, batch_size=512,
                  publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
                  keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
                  prefetch=2, dataset_workers=1, report_interval_s=1.0, tf_threads=None,
@@ -135,7 +103,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
     dataset_workers: Reverb sampler threads of the pipeline.
     report_interval_s: seconds between drains of the actors' reports (and progress).
     tf_threads: cap TF's thread pools (None: TF's default).
-    server_timeout_s: give up (transport.ReplayUnreachableError, after a checkpoint) once
+    server_timeout_s: give up (ReplayUnreachableError, after a checkpoint) once
       the replay server has not answered for this long, at start or mid-run.
     stop: object with a `requested` attribute (default: a SIGINT/SIGTERM handler).
     health_check: optional callable run with the reports; raise to abort training.
@@ -145,17 +113,19 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
     dict: env_steps, learner_steps, average_return, average_return_lowest_epsilon, reason.
   """
   import reverb  # pylint: disable=import-outside-toplevel
-  common.set_tf_threads(tf_threads)
+  threads.set_tf_threads(tf_threads)
   train_dir = os.path.join(root_dir, "train")
-  network_settings = weights_lib.apex_network()
-  observation_spec, num_actions = common.environment_specs(env_name, seed)
-  layout = transport.ReplayLayout(observation_spec)
+  network_settings = dueling_q.apex_network()
+  observation_spec, num_actions = actor_lib.environment_specs(env_name, seed)
+  layout = replay_layout.ReplayLayout(observation_spec)
   run_config = {"algorithm": "apex", "env_name": str(env_name), **network_settings,
-                "n_step": layout.n_step, "single_frames": layout.single_frames}
+                "n_step": layout.n_step, "single_frames": layout.single_frames,
+                "network_spec": specs.dueling_q_spec(num_actions, observation_spec,
+                                                     **network_settings)}
   checkpointing.check_run_config(train_dir, run_config)
 
-  q_network = weights_lib.build_q_network(num_actions, observation_spec, network_settings)
-  target_network = weights_lib.build_q_network(num_actions, observation_spec, network_settings)
+  q_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings)
+  target_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings)
   step = learner_step_lib.ApexLearnerStep(q_network, target_network, layout)
   step.build()
   env_steps_var = tf.Variable(0, dtype=tf.int64, name="env_steps")
@@ -171,21 +141,23 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
 
   client = reverb.Client(replay_address)
   try:
-    transport.check_replay(client, layout, replay_address, timeout_s=server_timeout_s)
-  except transport.ReplayMismatchError as e:
+    replay_client.check_replay(client, layout, replay_address, timeout_s=server_timeout_s)
+  except replay_client.ReplayMismatchError as e:
     raise errors.UserError("%s Nothing was trained." % e) from None
-  except transport.ReplayUnreachableError as e:
-    raise transport.ReplayUnreachableError("%s Nothing was trained." % e) from None
+  except replay_client.ReplayUnreachableError as e:
+    raise replay_client.ReplayUnreachableError("%s Nothing was trained." % e) from None
+  settings = LoopSettings(
+      total_steps=int(total_steps), batch_size=int(batch_size),
+      publish_interval=int(publish_interval), summary_interval=int(summary_interval),
+      checkpoint_interval=int(checkpoint_interval), export_interval=export_interval,
+      stop_at_average_return=stop_at_average_return, prefetch=int(prefetch),
+      dataset_workers=int(dataset_workers), report_interval_s=float(report_interval_s),
+      server_timeout_s=float(server_timeout_s))
   loop = _LearnerLoop(
       client=client, replay_address=replay_address, root_dir=root_dir, env_name=env_name,
-      total_steps=int(total_steps), layout=layout, step=step, checkpointer=checkpointer,
-      env_steps_var=env_steps_var, episodes_var=episodes_var, observation_spec=observation_spec,
-      run_config=run_config, batch_size=int(batch_size), publish_interval=int(publish_interval),
-      summary_interval=int(summary_interval), checkpoint_interval=int(checkpoint_interval),
-      export_interval=export_interval, stop_at_average_return=stop_at_average_return,
-      prefetch=int(prefetch), dataset_workers=int(dataset_workers),
-      report_interval_s=float(report_interval_s), server_timeout_s=float(server_timeout_s),
-      stop=stop, health_check=health_check)
+      observation_spec=observation_spec, run_config=run_config, layout=layout, step=step,
+      checkpointer=checkpointer, env_steps_var=env_steps_var, episodes_var=episodes_var,
+      settings=settings, stop=stop, health_check=health_check)
   try:
     return loop.run()
   finally:
@@ -196,16 +168,40 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, seed=0, batch_
       on_finished()
 
 
-class _LearnerLoop:
-  """The learner's main loop and its bookkeeping (see `apex_learner` for the arguments)."""
+def _next_multiple(steps, interval):
+  """The first multiple of `interval` above `steps`."""
+  return (int(steps) // int(interval) + 1) * int(interval)
 
-  def __init__(self, **kwargs):
-    self.__dict__.update(kwargs)
+
+class _LearnerLoop:
+  """The learner's main loop and its bookkeeping.
+
+  Args:
+    client, replay_address: the replay server.
+    root_dir, env_name, observation_spec, run_config: the run (outputs and exports).
+    layout: the replay's `ReplayLayout`.
+    step: the compiled `ApexLearnerStep` (its networks, optimizer and step counter).
+    checkpointer: saves step's state with `env_steps_var` and `episodes_var`, the counts of
+      agent steps and episodes (restored by a resumed run).
+    settings: `LoopSettings`.
+    stop, health_check: as for `apex_learner`.
+  """
+
+  def __init__(self, *, client, replay_address, root_dir, env_name, observation_spec,
+               run_config, layout, step, checkpointer, env_steps_var, episodes_var, settings,
+               stop=None, health_check=None):
+    self.client, self.replay_address = client, replay_address
+    self.root_dir, self.env_name = root_dir, env_name
+    self.observation_spec, self.run_config = observation_spec, run_config
+    self.layout, self.step, self.checkpointer = layout, step, checkpointer
+    self.env_steps_var, self.episodes_var = env_steps_var, episodes_var
+    self.settings, self.stop, self.health_check = settings, stop, health_check
     self.writer = summaries.SummaryWriter(os.path.join(self.root_dir, "train"))
-    self.reports = ActorReports()
+    self.reports = actor_reports.ActorReports()
     self.reports.env_steps = int(self.env_steps_var.numpy())
     self.reports.window.total = int(self.episodes_var.numpy())
-    self.progress = progress_lib.Progress(self.total_steps, start_step=self.reports.env_steps)
+    self.progress = progress_lib.Progress(settings.total_steps,
+                                          start_step=self.reports.env_steps)
     self._sampler = None
     self._calls = self._new_call_thread()
     self._replay_ok = True
@@ -220,19 +216,21 @@ class _LearnerLoop:
     return int(self.step.steps.numpy())
 
   def _new_call_thread(self):
-    return transport.CallThread(name="learner-replay-calls", check=lambda: transport.probe(
-        self.client, self.replay_address, _RPC_TIMEOUT_S))
+    return call_thread.CallThread(
+        name="learner-replay-calls",
+        check=lambda: replay_client.probe(self.client, self.replay_address, _RPC_TIMEOUT_S))
 
   def _make_dataset(self):
-    return transport.replay_dataset(
-        self.replay_address, self.layout, self.batch_size, prefetch=self.prefetch,
-        num_workers=self.dataset_workers, rate_limiter_timeout_ms=_SAMPLE_TIMEOUT_MS)
+    return sampling.replay_dataset(
+        self.replay_address, self.layout, self.settings.batch_size,
+        prefetch=self.settings.prefetch, num_workers=self.settings.dataset_workers,
+        rate_limiter_timeout_ms=_SAMPLE_TIMEOUT_MS)
 
   def _next_batch(self):
     """The next prioritized batch, or None if none came for a while (the rate limiter
     held it back, or the server is gone)."""
     if self._sampler is None:
-      self._sampler = transport.BackgroundSampler(self._make_dataset)
+      self._sampler = sampling.BackgroundSampler(self._make_dataset)
     return self._sampler.get(timeout_s=_SAMPLE_TIMEOUT_MS / 1000.0)
 
   def close_pipeline(self, wait_s=5.0):
@@ -252,56 +250,57 @@ class _LearnerLoop:
     try:
       weights_lib.publish(self.client, self.step.q_network, self.learner_steps, done=done,
                           timeout_s=_RPC_TIMEOUT_S, address=self.replay_address)
-    except transport.ReplayUnavailableError:
+    except replay_client.ReplayUnavailableError:
       raise
     except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-      raise transport.ReplayUnavailableError(
+      raise replay_client.ReplayUnavailableError(
           "Publishing weights failed: %s" % errors.user_message(e)) from e
 
   def _server_info(self):
-    """The server's table infos. Through transport.probe: a server that is gone is noticed
+    """The server's table infos. Through replay_client.probe: a server that is gone is noticed
     at once (its port refuses the connection), not after the call's deadline."""
     try:
-      return transport.probe(self.client, self.replay_address, _RPC_TIMEOUT_S)
+      return replay_client.probe(self.client, self.replay_address, _RPC_TIMEOUT_S)
     except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-      raise transport.ReplayUnavailableError(
+      raise replay_client.ReplayUnavailableError(
           "server_info failed: %s" % errors.user_message(e)) from e
 
   def _update_priorities(self, keys, new_priorities):
     """Writes the new priorities on the call thread (overlapping the next step)."""
     updates = dict(zip(keys.numpy().tolist(), new_priorities.numpy().tolist()))
     self._calls.submit(
-        lambda: self.client.mutate_priorities(transport.REPLAY_TABLE, updates=updates),
+        lambda: self.client.mutate_priorities(replay_layout.REPLAY_TABLE, updates=updates),
         _RPC_TIMEOUT_S, "Updating priorities")
 
   def _reconnect(self, error, stop):
     """Waits for the replay server (backoff, one log line per retry) after `error`; then
     republishes the weights and recreates the sampling pipeline. Raises
-    transport.ReplayUnreachableError after `server_timeout_s`; returns early on a stop
+    replay_client.ReplayUnreachableError after `server_timeout_s`; returns early on a stop
     request."""
     lost = time.monotonic()
     self._replay_ok = False
     logging.warning("Learner lost the replay server at %s (%s); waiting for it (giving up "
                     "after %.0f s).", self.replay_address, errors.user_message(error),
-                    self.server_timeout_s)
+                    self.settings.server_timeout_s)
     if self._sampler is not None:
       self._sampler.close(wait_s=0)   # its thread ends once its call returns
       self._sampler = None
     while True:
-      info = transport.wait_for_replay(self.client, self.replay_address, self.server_timeout_s,
-                                       should_stop=lambda: stop.requested, since=lost)
+      info = replay_client.wait_for_replay(self.client, self.replay_address,
+                                           self.settings.server_timeout_s,
+                                           should_stop=lambda: stop.requested, since=lost)
       if info is None:
         return
       try:
-        transport.check_tables(info, self.layout, self.replay_address)
-      except transport.ReplayMismatchError as e:
+        replay_client.check_tables(info, self.layout, self.replay_address)
+      except replay_client.ReplayMismatchError as e:
         raise errors.UserError(str(e)) from None
       try:
         # A call still pending on the lost connection completes once it is back.
         self._calls.wait(_RPC_TIMEOUT_S, "A pending replay call")
         self._publish()
         break
-      except transport.ReplayUnavailableError as e:
+      except replay_client.ReplayUnavailableError as e:
         logging.warning("Replay server at %s: %s", self.replay_address, e)
         if self._calls.busy:
           self._calls.close()
@@ -310,21 +309,21 @@ class _LearnerLoop:
     self.reconnects += 1
     logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
                     "weights republished, sampling pipeline recreated.", self.replay_address,
-                    time.monotonic() - lost, info[transport.REPLAY_TABLE].current_size)
+                    time.monotonic() - lost, info[replay_layout.REPLAY_TABLE].current_size)
 
   def _checked_metrics(self):
+    """The last update's metrics as floats ({} before the first); TrainingDivergedError if
+    its loss or gradient norm is not finite."""
     if self._metrics is None:
       return {}
     values = {k: float(v.numpy()) for k, v in self._metrics.items()}
-    if not (np.isfinite(values["Losses/huber"]) and np.isfinite(values["Optimizer/global_norm"])):
-      raise errors.TrainingDivergedError(
-          "Loss or gradient norm is not finite at learner step %d (%s). Training stopped; the "
-          "last good checkpoint is kept untouched. Lower the learning rate or check rewards."
-          % (self.learner_steps, ", ".join("%s=%g" % kv for kv in values.items())))
-    return values
+    return health.check_finite_metrics(values, ("Losses/huber", "Optimizer/global_norm"),
+                                       self.learner_steps, step_name="learner step")
 
   def _save(self):
     self._checked_metrics()
+    health.check_finite_weights(self.step.q_network, self.learner_steps,
+                                step_name="learner step")
     self.env_steps_var.assign(summaries.tf_scalar(self.reports.env_steps, np.int64))
     self.episodes_var.assign(summaries.tf_scalar(self.reports.window.total, np.int64))
     self.checkpointer.save(self.reports.env_steps)
@@ -332,8 +331,8 @@ class _LearnerLoop:
 
   def _export(self, env_steps):
     """The single call site of the project's export code for Ape-X."""
-    from paac_tf import export  # pylint: disable=import-outside-toplevel
-    base = os.path.join(self.root_dir, "policies", export.model_name(self.env_name))
+    from paac_tf.policies import saved_model  # pylint: disable=import-outside-toplevel
+    base = os.path.join(self.root_dir, "policies", saved_model.model_name(self.env_name))
     if tf.io.gfile.exists(os.path.join(base, str(int(env_steps)))):
       logging.info("Export of step %d exists already; skipped.", env_steps)
       return None
@@ -341,8 +340,8 @@ class _LearnerLoop:
                 "learner_step": self.learner_steps, "algorithm": "apex",
                 "run_config": self.run_config, "network": self.run_config["network"],
                 "operative_config": gin.operative_config_str()}
-    return export.save_apex_policy(self.step.q_network, self.observation_spec, base,
-                                   int(env_steps), metadata)
+    return saved_model.save_apex_policy(self.step.q_network, self.observation_spec, base,
+                                        int(env_steps), metadata)
 
   def _housekeeping(self):
     """Drains actor reports; writes episode metrics, throughput and progress."""
@@ -351,7 +350,7 @@ class _LearnerLoop:
     if self.health_check is not None:
       self.health_check(self.reports)
     now = time.monotonic()
-    info = infos[transport.REPLAY_TABLE]
+    info = infos[replay_layout.REPLAY_TABLE]
     inserts = info.rate_limiter_info.insert_stats.completed
     self._perf.append((now, self.learner_steps, self.reports.env_steps, inserts))
     steps = self.learner_steps
@@ -363,7 +362,7 @@ class _LearnerLoop:
                      "Perf/agent_steps_per_second": (e1 - e0) / dt,
                      "Perf/inserts_per_second": (i1 - i0) / dt})
       if i1 > i0:
-        values["Replay/samples_per_insert"] = (l1 - l0) * self.batch_size / (i1 - i0)
+        values["Replay/samples_per_insert"] = (l1 - l0) * self.settings.batch_size / (i1 - i0)
     self.writer.scalars(values, steps)
     window = self.reports.window
     self.writer.episode_metrics(window, steps, self.reports.env_steps)
@@ -373,40 +372,40 @@ class _LearnerLoop:
     self.progress.update(self.reports.env_steps, window.average_return)
 
   def _target_reached(self):
-    if self.stop_at_average_return is None:
+    if self.settings.stop_at_average_return is None:
       return False
     lowest = self.reports.lowest_epsilon_window()
     return (lowest is not None and len(lowest.returns) >= lowest.returns.maxlen and
-            lowest.average_return >= float(self.stop_at_average_return))
+            lowest.average_return >= float(self.settings.stop_at_average_return))
 
   # --- the loop -----------------------------------------------------------------------------
   def run(self):
     stop = self.stop if self.stop is not None else signals.StopRequest()
     own_stop = self.stop is None
     env_steps = self.reports.env_steps
-    self._next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
-    self._next_export = ((env_steps // self.export_interval + 1) * self.export_interval
-                         if self.export_interval else None)
+    self._next_checkpoint = _next_multiple(env_steps, self.settings.checkpoint_interval)
+    self._next_export = (_next_multiple(env_steps, self.settings.export_interval)
+                         if self.settings.export_interval else None)
     self._last_saved = env_steps if self.checkpointer.manager.latest_checkpoint else None
     self._next_report = 0.0
     reason = "done"
-    logging.info("Learner: replay %s, batch %d, %s", self.replay_address, self.batch_size,
+    logging.info("Learner: replay %s, batch %d, %s", self.replay_address, self.settings.batch_size,
                  self.layout)
     try:
       try:
         self._publish()
-      except transport.ReplayUnavailableError as e:
+      except replay_client.ReplayUnavailableError as e:
         self._reconnect(e, stop)
       while True:
         try:
           outcome = self._iteration(stop)
-        except transport.ReplayUnavailableError as e:
+        except replay_client.ReplayUnavailableError as e:
           self._reconnect(e, stop)
           outcome = "signal" if stop.requested else None
         if outcome is not None:
           reason = outcome
           break
-    except transport.ReplayUnreachableError:
+    except replay_client.ReplayUnreachableError:
       # Giving up on the replay: keep what was learned (a rerun resumes there).
       if self._saved_at != (self.reports.env_steps, self.learner_steps):
         self._save()
@@ -451,8 +450,8 @@ class _LearnerLoop:
     Returns the reason to stop, or None."""
     if time.monotonic() >= self._next_report:
       self._housekeeping()
-      self._next_report = time.monotonic() + self.report_interval_s
-      if self.reports.env_steps >= self.total_steps:
+      self._next_report = time.monotonic() + self.settings.report_interval_s
+      if self.reports.env_steps >= self.settings.total_steps:
         return "done"
       if self._target_reached():
         return "target"
@@ -465,62 +464,16 @@ class _LearnerLoop:
     keys, new_priorities, self._metrics = self.step.train(batch)
     self._update_priorities(keys, new_priorities)
     steps = self.learner_steps
-    if steps % self.publish_interval == 0:
+    if steps % self.settings.publish_interval == 0:
       self._publish()
-    if steps % self.summary_interval == 0:
+    if steps % self.settings.summary_interval == 0:
       self.writer.scalars(self._checked_metrics(), steps)
     env_steps = self.reports.env_steps
     if env_steps >= self._next_checkpoint:
       self._save()
       self._last_saved = env_steps
-      self._next_checkpoint = (env_steps // self.checkpoint_interval + 1) * self.checkpoint_interval
+      self._next_checkpoint = _next_multiple(env_steps, self.settings.checkpoint_interval)
     if self._next_export is not None and env_steps >= self._next_export:
       self._export(env_steps)
-      self._next_export = (env_steps // self.export_interval + 1) * self.export_interval
+      self._next_export = _next_multiple(env_steps, self.settings.export_interval)
     return None
-
-
-# --- standalone learner -------------------------------------------------------------------
-
-FLAGS = flags.FLAGS
-
-
-def _define_flags():
-  flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
-  flags.DEFINE_string("root_dir", None, "Run directory (summaries, checkpoints, exports).")
-  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
-  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
-  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
-  flags.DEFINE_integer("total_steps", None, "Agent steps (default: train_eval.total_steps).")
-  flags.DEFINE_integer("seed", None, "Seed (default: train_eval.seed or 0).")
-
-
-def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
-  if not FLAGS.replay_address or not FLAGS.root_dir:
-    raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
-  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
-  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
-  root_dir = common.prepare_root_dir(FLAGS.root_dir)
-  env_name = common.env_name_or_configured(FLAGS.env_name)
-  total_steps = FLAGS.total_steps or common.configured("train_eval.total_steps")
-  if not total_steps or int(total_steps) <= 0:
-    raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
-  seed = FLAGS.seed if FLAGS.seed is not None else common.configured("train_eval.seed", 0)
-  status = 0
-  try:
-    result = apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps), seed=seed)
-    config.write_operative_config(root_dir)
-    logging.info("Result: %s", result)
-  except transport.ReplayUnreachableError as e:
-    logging.flush()
-    sys.stderr.write("error: %s\n" % errors.user_message(e))
-    status = transport.EXIT_REPLAY_UNREACHABLE
-  common.exit_now(status)   # everything is closed (and saved): skip the slow teardown
-
-
-def cli():
-  """`python -m paac_tf.runners.apex.learner`."""
-  _define_flags()
-  errors.run_cli(main)

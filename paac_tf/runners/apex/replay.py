@@ -1,16 +1,16 @@
-r"""Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
+"""Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
 
-  python -m paac_tf.runners.apex.replay --port=P --gin_file=apex_atari.gin \
-      [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
+Run on its own by `python -m paac_tf.apex_replay` (`serve`), or inside the one-machine
+launcher (`start_server`).
 
-Tables (names in `transport.py`):
+Tables (names in `replay_layout.py`):
   replay       prioritized transitions: `Prioritized(priority_exponent)` sampler (alpha 0.6),
                `Fifo` remover (oldest evicted first), `capacity` items, and a
                `SampleToInsertRatio` rate limiter: no sampling before `learning_starts`
                items, then samples per insert kept at `samples_per_insert` within
                +- `error_buffer` samples (inserts block when the learner falls behind,
                sampling blocks when it runs ahead). Items are validated against the
-               layout's signature (`transport.ReplayLayout`).
+               layout's signature (`replay_layout.ReplayLayout`).
   weights      the learner's latest weights: max_size 1, never consumed by sampling.
   actor_stats  actors' reports, drained by the learner (FIFO, each sampled once; the
                oldest are dropped if nobody drains them).
@@ -22,37 +22,27 @@ is reachable from the network: on a shared network, firewall it. Multi-host runs
 exactly this (actors and learner connect to HOST:PORT).
 
 Checkpoints: with --checkpoint_dir the server restores the newest checkpoint found there
-at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every --checkpoint_interval_s seconds
-(0: never periodically) and one at a clean shutdown (SIGINT/SIGTERM). Without it, nothing
-is written to disk. A Reverb checkpoint holds the whole table contents: at full capacity
-on Atari that is gigabytes.
+at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every
+--checkpoint_interval_s seconds (0: never periodically) and one at a clean shutdown
+(SIGINT/SIGTERM). Without it, nothing is written to disk. A Reverb checkpoint holds the
+whole table contents: at full capacity on Atari that is gigabytes.
 
 Restarts: a server that dies (even SIGKILL) can be started again with the same command on
-the same port; actors and learner wait for it (`transport.wait_for_replay`, up to their
+the same port; actors and learner wait for it (`replay_client.wait_for_replay`, up to their
 `server_timeout_s`) and go on with it: restored from the newest checkpoint in
 --checkpoint_dir (a crash loses what came after it: set --checkpoint_interval_s), or empty
 (the learner then waits for `learning_starts` new transitions).
 """
-
-if __name__ == "__main__":
-  # `python -m paac_tf.runners.apex.replay` runs this file as __main__; hand over to the package's
-  # copy of the module so that its gin configurables are registered once, not twice.
-  from paac_tf.runners.apex import replay as _package_module  # pylint: disable=import-self
-  _package_module.cli()
-  raise SystemExit(0)
-
 import os
-import signal
-import threading
 import time
 
-from absl import flags
 from absl import logging
 import gin
 
-from paac_tf import errors
-from paac_tf.runners.apex import common
-from paac_tf.runners.apex import transport
+from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import processes
+from paac_tf.runners.apex import replay_layout
+from paac_tf.runtime import signals
 
 # Default of the stats table: ~1 report per actor per second, so hours of slack.
 _STATS_CAPACITY = 100_000
@@ -96,18 +86,18 @@ def make_tables(layout, settings=None):
       min_size_to_sample=max(1, settings["learning_starts"]),
       error_buffer=settings["error_buffer"])
   replay = reverb.Table(
-      name=transport.REPLAY_TABLE,
+      name=replay_layout.REPLAY_TABLE,
       sampler=reverb.selectors.Prioritized(settings["priority_exponent"]),
       remover=reverb.selectors.Fifo(),
       max_size=settings["capacity"],
       rate_limiter=limiter,
       signature=layout.item_signature())
   weights = reverb.Table(
-      name=transport.WEIGHTS_TABLE, sampler=reverb.selectors.Fifo(),
+      name=replay_layout.WEIGHTS_TABLE, sampler=reverb.selectors.Fifo(),
       remover=reverb.selectors.Fifo(), max_size=1,
       rate_limiter=reverb.rate_limiters.MinSize(1))
   stats = reverb.Table(
-      name=transport.STATS_TABLE, sampler=reverb.selectors.Fifo(),
+      name=replay_layout.STATS_TABLE, sampler=reverb.selectors.Fifo(),
       remover=reverb.selectors.Fifo(), max_size=_STATS_CAPACITY, max_times_sampled=1,
       rate_limiter=reverb.rate_limiters.MinSize(1))
   return [replay, weights, stats]
@@ -124,14 +114,14 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
   """Starts the Reverb server; returns it (`server.port`, `server.stop()`).
 
   Args:
-    layout: the `transport.ReplayLayout` of the run (gives the replay signature).
+    layout: the `replay_layout.ReplayLayout` of the run (gives the replay signature).
     port: a free port, or None to pick one.
     checkpoint_dir: restore from / checkpoint into this directory (None: no checkpoints).
   """
   import reverb  # pylint: disable=import-outside-toplevel
   from reverb.platform.default import checkpointers  # pylint: disable=import-outside-toplevel
   if port is not None:
-    common.check_port_free(port)
+    processes.check_port_free(port)
   restoring = False
   if checkpoint_dir:
     os.makedirs(checkpoint_dir, exist_ok=True)
@@ -147,42 +137,25 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
     info = reverb.Client("127.0.0.1:%d" % server.port).server_info(timeout=60)
     logging.info("Replay restored from the checkpoint in %s: %d transitions, %d weights "
                  "item(s), %d actor reports.", checkpoint_dir,
-                 info[transport.REPLAY_TABLE].current_size,
-                 info[transport.WEIGHTS_TABLE].current_size,
-                 info[transport.STATS_TABLE].current_size)
+                 info[replay_layout.REPLAY_TABLE].current_size,
+                 info[replay_layout.WEIGHTS_TABLE].current_size,
+                 info[replay_layout.STATS_TABLE].current_size)
   logging.warning(_NETWORK_WARNING, server.port)
   return server
 
 
 def layout_for(env_name):
   """The ReplayLayout of `env_name` under the current gin configuration."""
-  observation_spec, _ = common.environment_specs(env_name)
-  return transport.ReplayLayout(observation_spec)
-
-
-# --- standalone server ----------------------------------------------------------------------
-
-FLAGS = flags.FLAGS
-
-
-def _define_flags():
-  flags.DEFINE_integer("port", None, "Port to serve on (all interfaces, see above).")
-  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
-  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
-  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
-  flags.DEFINE_string("checkpoint_dir", None, "Restore from and checkpoint into this dir.")
-  flags.DEFINE_float("checkpoint_interval_s", 0.0,
-                     "Seconds between checkpoints (0: only at shutdown).")
+  observation_spec, _ = actor_lib.environment_specs(env_name)
+  return replay_layout.ReplayLayout(observation_spec)
 
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
+  import reverb  # pylint: disable=import-outside-toplevel
   layout = layout_for(env_name)
   server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
-  stop = threading.Event()
-  for sig in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(sig, lambda *_: stop.set())
-  import reverb  # pylint: disable=import-outside-toplevel
+  stop = signals.StopRequest(second_exits=False, message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
   try:
@@ -194,20 +167,5 @@ def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
       logging.info("Replay checkpoint: %s", client.checkpoint())
   finally:
     server.stop()
+    stop.restore()
     logging.info("Replay server stopped.")
-
-
-def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
-  if FLAGS.port is None:
-    raise errors.UserError("Give --port (the port actors and learner connect to).")
-  common.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
-  serve(FLAGS.port, common.env_name_or_configured(FLAGS.env_name), FLAGS.checkpoint_dir,
-        FLAGS.checkpoint_interval_s)
-
-
-def cli():
-  """`python -m paac_tf.runners.apex.replay`."""
-  _define_flags()
-  errors.run_cli(main)

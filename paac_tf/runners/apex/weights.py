@@ -1,4 +1,4 @@
-"""The Ape-X Q-network, and how the learner's weights reach the actors through Reverb.
+"""How the learner's weights reach the actors through Reverb.
 
 The learner publishes its online network into `WEIGHTS_TABLE` (one item, max_size 1: a
 new publication replaces the previous one) together with its step count and a `done`
@@ -7,29 +7,13 @@ into their local network. `done` tells actors on other hosts that training is ov
 """
 import time
 
-import gin
 import numpy as np
 import tree
 
 from paac_tf import errors
-from paac_tf.runners.apex import transport
-from paac_tf.networks import dueling_q
-
-
-@gin.configurable(module="apex")
-def apex_network(network="arch_nature", mlp_units=(64, 64), head_units=None):
-  """The dueling Q-network's settings (shared by learner, actors and exports)."""
-  return {"network": str(network), "mlp_units": [int(u) for u in mlp_units],
-          "head_units": None if head_units is None else int(head_units)}
-
-
-def build_q_network(num_actions, observation_spec, settings=None):
-  """A dueling Q-network with variables, as configured by `apex_network`."""
-  settings = settings or apex_network()
-  return dueling_q.build_dueling_q(int(num_actions), observation_spec,
-                                   torso=settings["network"],
-                                   mlp_units=tuple(settings["mlp_units"]),
-                                   head_units=settings["head_units"])
+from paac_tf.runners.apex import call_thread
+from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_layout
 
 
 def _template(num_variables):
@@ -38,26 +22,26 @@ def _template(num_variables):
 
 def publish(client, model, learner_step, done=False, timeout_s=60.0, address=None):
   """Inserts the model's weights as the (only) item of the weights table. Raises
-  transport.ReplayUnavailableError if the server does not confirm it within `timeout_s`,
+  replay_client.ReplayUnavailableError if the server does not confirm it within `timeout_s`,
   or, given its `address`, as soon as the server is found gone (the item is then dropped:
   a later publication replaces it anyway)."""
   import reverb  # pylint: disable=import-outside-toplevel
   data = {"done": np.bool_(done), "learner_step": np.int64(learner_step),
           "variables": [np.asarray(v.numpy()) for v in model.variables]}
   deadline = time.monotonic() + float(timeout_s)
-  pending = transport.insert_one(client, data, transport.WEIGHTS_TABLE,
-                                 timeout_s=min(1.0, float(timeout_s)))
+  pending = replay_client.insert_one(client, data, replay_layout.WEIGHTS_TABLE,
+                                     timeout_s=min(1.0, float(timeout_s)))
   try:
     while pending is not None:
       if time.monotonic() > deadline:
-        raise transport.ReplayUnavailableError(
+        raise replay_client.ReplayUnavailableError(
             "Publishing weights (learner step %d) was not confirmed within %.0f s."
             % (learner_step, timeout_s))
       if address:
         try:
-          transport.probe(client, address, 10)
+          replay_client.probe(client, address, 10)
         except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-          raise transport.ReplayUnavailableError(
+          raise replay_client.ReplayUnavailableError(
               "Publishing weights (learner step %d): server gone (%s)."
               % (learner_step, errors.user_message(e))) from e
       try:
@@ -91,7 +75,7 @@ class WeightsSubscriber:
 
   def available(self):
     info = self._client.server_info(timeout=self._timeout_s)
-    return info[transport.WEIGHTS_TABLE].current_size > 0
+    return info[replay_layout.WEIGHTS_TABLE].current_size > 0
 
   def wait(self, timeout_s=None, should_stop=lambda: False, poll_s=0.5):
     """Blocks until weights are published; False on timeout or when should_stop()."""
@@ -103,8 +87,8 @@ class WeightsSubscriber:
     return True
 
   def _sample(self):
-    return list(next(self._client.sample(transport.WEIGHTS_TABLE, 1,
-                                         emit_timesteps=False)).data)
+    return list(next(self._client.sample(replay_layout.WEIGHTS_TABLE, 1,
+                                          emit_timesteps=False)).data)
 
   def _apply(self, flat):
     data = tree.unflatten_as(_template(len(self._variables)), flat)
@@ -128,7 +112,7 @@ class WeightsSubscriber:
     waited for, and collected by a later call.
     """
     if self._calls is None:
-      self._calls = transport.CallThread(name="weights-subscriber")
+      self._calls = call_thread.CallThread(name="weights-subscriber")
     if self._pending is None:
       self._pending = self._calls.start(self._sample)
     else:

@@ -17,6 +17,7 @@ from paac_tf.agents.paac import agent as agent_lib
 from paac_tf.runners.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
+from paac_tf.networks import specs
 from paac_tf.runtime import checkpointing
 from paac_tf.runtime import config
 from paac_tf.runtime import health
@@ -68,6 +69,9 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
         train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
         rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
     restored = checkpointer.restore_latest()
+    # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
+    checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
+        env.num_actions, obs_spec, network, mlp_units, initializer)})
     config.write_operative_config(root_dir)
     if restored:
       logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),

@@ -1,0 +1,62 @@
+r"""Runs one Ape-X actor as a program of its own (the one-machine launcher starts one per
+actor; on several hosts, start them by hand).
+
+  python -m paac_tf.apex_actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
+      --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
+
+What an actor does, and when it stops, is described in `paac_tf/runners/apex/actor.py`.
+Exit status 3, after one `error: ...` line: the replay server stayed unreachable for
+`apex_actor.server_timeout_s`.
+"""
+from absl import flags
+
+from paac_tf import errors
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
+  flags.DEFINE_integer("actor_index", 0, "This actor's index i in [0, num_actors).")
+  flags.DEFINE_integer("num_actors", 1, "N, the number of actors (sets the epsilon ladder).")
+  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("root_dir", None, "Run directory: summaries go to actors/actor_I.")
+  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
+  flags.DEFINE_integer("seed", None, "Environment/exploration seed (default: derived from "
+                       "train_eval.seed and the actor index).")
+  flags.DEFINE_integer("parent_pid", None, "Exit when this process is gone (launcher use).")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if not FLAGS.replay_address:
+    raise errors.UserError("Give --replay_address=HOST:PORT of the replay server.")
+  if not 0 <= FLAGS.actor_index < FLAGS.num_actors:
+    raise errors.UserError("--actor_index must be in [0, --num_actors), got %d of %d."
+                           % (FLAGS.actor_index, FLAGS.num_actors))
+  # Imported here so that flag errors and --help stay fast.
+  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import processes  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
+  config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  env_name = config.env_name_or_configured(FLAGS.env_name)
+  seed = FLAGS.seed
+  if seed is None:
+    seed = actor.actor_seed(config.configured("train_eval.seed", 0), FLAGS.actor_index)
+  root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir) if FLAGS.root_dir else None
+  processes.run_then_exit(lambda: actor.apex_actor(
+      FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name, root_dir=root_dir,
+      seed=seed, parent_pid=FLAGS.parent_pid))
+
+
+def cli():
+  _define_flags()
+  errors.run_cli(main)
+
+
+if __name__ == "__main__":
+  cli()

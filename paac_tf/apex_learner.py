@@ -1,0 +1,63 @@
+r"""Runs the Ape-X learner as a program of its own (one host of a multi-host run;
+`python -m paac_tf.train --gin_file=apex_*.gin` runs it inside the one-machine launcher).
+
+  python -m paac_tf.apex_learner --replay_address=HOST:PORT --root_dir=DIR \
+      --gin_file=apex_atari.gin [--gin_bindings=...]
+
+What the learner does and writes under --root_dir is described in
+`paac_tf/runners/apex/learner.py`. Exit status 3, after one `error: ...` line: the replay
+server stayed unreachable for `apex_learner.server_timeout_s` (a checkpoint was saved).
+"""
+from absl import flags
+from absl import logging
+
+from paac_tf import errors
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
+  flags.DEFINE_string("root_dir", None, "Run directory (summaries, checkpoints, exports).")
+  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
+  flags.DEFINE_integer("total_steps", None, "Agent steps (default: train_eval.total_steps).")
+  flags.DEFINE_integer("seed", None, "Seed (default: train_eval.seed or 0).")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if not FLAGS.replay_address or not FLAGS.root_dir:
+    raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
+  # Imported here so that flag errors and --help stay fast.
+  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import processes  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
+  config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
+  env_name = config.env_name_or_configured(FLAGS.env_name)
+  total_steps = FLAGS.total_steps or config.configured("train_eval.total_steps")
+  if not total_steps or int(total_steps) <= 0:
+    raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
+  seed = FLAGS.seed if FLAGS.seed is not None else config.configured("train_eval.seed", 0)
+
+  def train():
+    result = learner.apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps),
+                                  seed=seed)
+    config.write_operative_config(root_dir)
+    logging.info("Result: %s", result)
+
+  processes.run_then_exit(train)
+
+
+def cli():
+  _define_flags()
+  errors.run_cli(main)
+
+
+if __name__ == "__main__":
+  cli()

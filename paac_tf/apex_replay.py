@@ -1,0 +1,46 @@
+r"""Runs the Ape-X replay server as a program of its own (one host of a multi-host run).
+
+  python -m paac_tf.apex_replay --port=P --gin_file=apex_atari.gin \
+      [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
+
+It serves until SIGINT/SIGTERM, checkpointing on the way out with --checkpoint_dir. The
+tables, networking and checkpoints are described in `paac_tf/runners/apex/replay.py`.
+"""
+from absl import flags
+
+from paac_tf import errors
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_integer("port", None, "Port to serve on (all interfaces, see above).")
+  flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
+  flags.DEFINE_string("checkpoint_dir", None, "Restore from and checkpoint into this dir.")
+  flags.DEFINE_float("checkpoint_interval_s", 0.0,
+                     "Seconds between checkpoints (0: only at shutdown).")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  if FLAGS.port is None:
+    raise errors.UserError("Give --port (the port actors and learner connect to).")
+  # Imported here so that flag errors and --help stay fast.
+  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners.apex import replay  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  replay.serve(FLAGS.port, config.env_name_or_configured(FLAGS.env_name), FLAGS.checkpoint_dir,
+               FLAGS.checkpoint_interval_s)
+
+
+def cli():
+  _define_flags()
+  errors.run_cli(main)
+
+
+if __name__ == "__main__":
+  cli()

@@ -1,0 +1,362 @@
+r"""Evaluation of exported policies under the papers' protocol (30 no-op starts).
+
+The policy is a SavedModel run through its `serving_default` signature
+(`loading.LoadedPolicy`); the training code's model is not used.
+
+Protocol:
+- whole games (no episodic life), unclipped scores (`pop_finished_episodes()` reports
+  raw returns), up to `noop_max` (30) random no-op actions at the start of each Atari
+  game, no sticky actions, frameskip 4, at most `max_episode_frames` emulator frames per
+  game (default: the run's setting, 108000 = 30 minutes);
+- actions: the exported policy's own (PAAC: a sample of its policy, or the argmax if
+  exported greedy; Ape-X: argmax), replaced by a uniformly random action with
+  probability `epsilon`. Default epsilon: 0.001 for greedy Ape-X exports (as in the
+  Rainbow / Dopamine evaluations; the Nature DQN used 0.05), 0 otherwise;
+- `episodes` episodes run on n_e = min(episodes, num_envs) environments in parallel, and
+  each environment slot plays a fixed share of them (its first episodes, chosen before
+  any outcome is known). Taking the first N episodes to finish instead would bias the
+  result toward short episodes.
+Lengths are in agent steps (on Atari, one agent step = 4 frames). `seed` fixes the
+environments and the epsilon draws; a sampling (PAAC) policy draws its actions inside
+the SavedModel, unseeded, so its scores vary from run to run.
+
+`evaluate` writes the results to `eval.json` (by default in `<policy_dir>-eval/` beside
+the version directory; TF Serving ignores that non-integer name), and with `record` the
+best episode as a GIF: the last frame of each observation stack, upscaled, on Atari; the
+env's own renderer for classic-control envs whose observation is their state (CartPole,
+MountainCar).
+"""
+import datetime
+import json
+import os
+import time
+import zlib
+
+from absl import logging
+import numpy as np
+
+from paac_tf import errors
+from paac_tf.envs import batched
+from paac_tf.envs import environment
+from paac_tf.envs import factory
+from paac_tf.envs import names
+from paac_tf.policies import loading
+
+EVAL_FILE = "eval.json"
+DEFAULT_NUM_ENVS = 16
+APEX_EVAL_EPSILON = 0.001
+_ATARI_GIF_SCALE = 3
+
+
+def default_epsilon(metadata):
+  """0.001 for greedy Ape-X policies; 0 for PAAC (it samples, or was exported greedy)."""
+  if metadata.get("algorithm") == "apex" and metadata.get("greedy", True):
+    return APEX_EVAL_EPSILON
+  return 0.0
+
+
+def slot_quotas(episodes, num_envs):
+  """Episodes per environment slot: a fixed, near-equal share summing to `episodes`."""
+  return [episodes // num_envs + (1 if i < episodes % num_envs else 0) for i in range(num_envs)]
+
+
+def _is_atari(env_name):
+  return names.resolve_atari(str(env_name)) is not None
+
+
+def _default_workers(num_envs, atari):
+  """In-process for cheap gymnasium envs; the cores (a divisor of n_e) for Atari."""
+  if not atari:
+    return 0
+  cores = os.cpu_count() or 1
+  return max(d for d in range(1, num_envs + 1) if num_envs % d == 0 and d <= cores)
+
+
+def make_eval_env(env_name, num_envs, seed, noop_max, max_episode_frames, preprocessing,
+                  num_workers=None):
+  """The batched env, built as for training but with whole games and raw rewards."""
+  atari = _is_atari(env_name)
+  if num_workers is None:
+    num_workers = _default_workers(num_envs, atari)
+  kwargs = {"reward_clipping": False, "episodic_life": False}
+  if atari:
+    kwargs.update(noop_max=int(noop_max), max_episode_frames=int(max_episode_frames),
+                  atari_backend=preprocessing.get("atari_backend", "vector"),
+                  # FIRE at game start and after a lost life is part of the game's
+                  # protocol for a policy trained with it (whole games all the same).
+                  fire_reset=bool(preprocessing.get("fire_reset", False)),
+                  num_threads=max(1, num_workers))
+  try:
+    return environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                        seed=seed, **kwargs)
+  except errors.UserError:
+    raise
+  except ValueError as e:
+    raise errors.UserError("Cannot build environment %r: %s" % (env_name, e)) from None
+
+
+class _Recorder:
+  """Keeps the frames of each slot's current episode and of the best counted one."""
+
+  def __init__(self, env_name, observation_shape, num_envs):
+    self.image = len(observation_shape) == 3
+    self.renderer = None
+    if not self.image:
+      self.renderer = _state_renderer(env_name, observation_shape)
+    self.frames = [[] for _ in range(num_envs)]
+    self.best = None
+
+  def add(self, observations, slots):
+    for i in slots:
+      obs = observations[i]
+      if self.image:
+        frame = np.ascontiguousarray(obs[..., -1])
+        self.frames[i].append((frame.shape, frame.dtype.str,
+                               zlib.compress(frame.tobytes(), 1)))
+      else:
+        self.frames[i].append(np.array(obs, copy=True))
+
+  def start(self, i):
+    self.frames[i] = []
+
+  def finish(self, i, episode_return, counted):
+    if counted and (self.best is None or episode_return > self.best[0]):
+      self.best = (episode_return, self.frames[i])
+    self.frames[i] = []
+
+  def write(self, path):
+    from PIL import Image  # pylint: disable=import-outside-toplevel
+    if self.best is None:
+      return None
+    images = []
+    if self.image:
+      for shape, dtype, data in self.best[1]:
+        frame = np.frombuffer(zlib.decompress(data), dtype=np.dtype(dtype)).reshape(shape)
+        image = Image.fromarray(frame.astype(np.uint8))
+        images.append(image.resize((shape[1] * _ATARI_GIF_SCALE, shape[0] * _ATARI_GIF_SCALE),
+                                   Image.NEAREST))
+      duration_ms = int(round(1000.0 * factory.ATARI_FRAMESKIP / 60.0))
+    else:
+      env, fps = self.renderer
+      for obs in self.best[1]:
+        env.unwrapped.state = np.array(obs, dtype=np.float64)
+        images.append(Image.fromarray(env.render()))
+      duration_ms = max(20, int(round(1000.0 / fps)))
+    if not images:
+      return None
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.gif"
+    images[0].save(tmp, save_all=True, append_images=images[1:], duration=duration_ms, loop=0)
+    os.replace(tmp, path)
+    return path
+
+  def close(self):
+    if self.renderer is not None:
+      self.renderer[0].close()
+
+
+def _state_renderer(env_name, observation_shape):
+  """(gymnasium env in rgb_array mode, fps) for envs whose observation is their state."""
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  # Classic-control renderers use pygame, which would otherwise probe the sound card.
+  os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+  try:
+    env = gym.make(env_name, render_mode="rgb_array")
+    env.reset(seed=0)
+  except Exception as e:  # pylint: disable=broad-except
+    raise errors.UserError("--record cannot render %s (%s)." % (env_name, e)) from None
+  state = getattr(env.unwrapped, "state", None)
+  if state is None or tuple(np.shape(state)) != tuple(observation_shape):
+    env.close()
+    raise errors.UserError(
+        "--record needs image observations, or a classic-control env whose observation is "
+        "its state (CartPole-v1, MountainCar-v0); %s is neither." % env_name)
+  return env, float(env.metadata.get("render_fps") or 30)
+
+
+def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress=None):
+  """Plays `episodes` whole episodes, each slot its fixed share; returns [(return, length)].
+
+  Episodes are listed round-robin over slots (slot 0's first, slot 1's first, ..., slot
+  0's second, ...), roughly the order they started.
+  """
+  num_envs = env.batch_size
+  quotas = slot_quotas(episodes, num_envs)
+  done = [[] for _ in range(num_envs)]
+  rng = np.random.default_rng(seed + 7919)
+  low, high = int(env.action_spec().minimum), int(env.action_spec().maximum)
+  time_step = env.reset()
+  env.pop_finished_episodes()
+  active = lambda: [i for i in range(num_envs) if len(done[i]) < quotas[i]]
+  if recorder is not None:
+    recorder.add(time_step.observation, active())
+  while active():
+    actions = policy.actions(time_step.observation)
+    if epsilon > 0:
+      explore = rng.random(num_envs) < epsilon
+      actions = np.where(explore, rng.integers(low, high + 1, num_envs), actions)
+    time_step = env.step(actions)
+    finished = env.pop_finished_episodes()
+    step_type = np.asarray(time_step.step_type)
+    ended = np.flatnonzero(step_type == batched.LAST)
+    if len(finished) != len(ended):
+      raise RuntimeError("The environment reported %d finished episodes for %d LAST steps."
+                         % (len(finished), len(ended)))
+    slots = active()
+    if recorder is not None:
+      for i in np.flatnonzero(step_type == batched.FIRST):
+        recorder.start(i)
+      recorder.add(time_step.observation, slots)
+    for i, (episode_return, length) in zip(ended, finished):   # both in slot order
+      counted = len(done[i]) < quotas[i]
+      if counted:
+        done[i].append((float(episode_return), int(length)))
+        if progress is not None:
+          progress(sum(len(d) for d in done), episodes, episode_return)
+      if recorder is not None:
+        recorder.finish(i, float(episode_return), counted)
+  ordered = []
+  for k in range(max(quotas)):
+    ordered.extend(done[i][k] for i in range(num_envs) if k < len(done[i]))
+  return ordered
+
+
+def protocol_description(env_name, noop_max, max_episode_frames, epsilon, num_envs, episodes,
+                         metadata):
+  """One line of eval.json saying how the episodes were played and chosen."""
+  if metadata.get("greedy"):
+    acting = "argmax of the exported policy"
+  elif metadata.get("algorithm") == "apex":
+    acting = "exported epsilon-greedy policy (epsilon %g)" % float(metadata.get("epsilon", 0))
+  elif metadata.get("algorithm") == "paac":
+    acting = "a sample of the exported policy"
+  else:
+    acting = "the SavedModel's action output"
+  parts = []
+  if _is_atari(env_name):
+    parts.append("Atari: up to %d no-op starts, whole games (no episodic life), unclipped "
+                 "score, frameskip %d, no sticky actions, at most %d frames per game"
+                 % (noop_max, factory.ATARI_FRAMESKIP, max_episode_frames))
+  else:
+    parts.append("gymnasium: whole episodes as the env defines them, raw rewards")
+  parts.append("actions: %s, uniformly random with probability %g" % (acting, epsilon))
+  quotas = slot_quotas(episodes, num_envs)
+  shares = ", ".join("the first %d of %d env%s" % (q, quotas.count(q),
+                                                   "s" if quotas.count(q) > 1 else "")
+                     for q in sorted(set(quotas), reverse=True))
+  parts.append("%d episodes over %d parallel envs, each env a fixed share (%s)"
+               % (episodes, num_envs, shares))
+  return "; ".join(parts)
+
+
+def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
+             max_episode_frames=None, num_envs=DEFAULT_NUM_ENVS, seed=0, output_dir=None,
+             overwrite=False, record=None, num_workers=None, verbose=True):
+  """Evaluates a SavedModel policy; writes and returns the eval.json dict."""
+  if int(episodes) < 1:
+    raise errors.UserError("--episodes must be at least 1, got %d." % int(episodes))
+  if epsilon is not None and not 0.0 <= float(epsilon) <= 1.0:
+    raise errors.UserError("--epsilon must be in [0, 1], got %g." % float(epsilon))
+  if int(num_envs) < 1:
+    raise errors.UserError("--num_envs must be at least 1, got %d." % int(num_envs))
+  policy_dir = loading.resolve_policy_dir(policy_dir)
+  output_dir = os.path.abspath(os.path.expanduser(output_dir or policy_dir.rstrip("/") + "-eval"))
+  eval_path = os.path.join(output_dir, EVAL_FILE)
+  record_path = None
+  if record:
+    record_path = record if os.path.isabs(record) else os.path.join(output_dir, record)
+  for path in (eval_path, record_path):
+    if path and os.path.exists(path) and not overwrite:
+      raise errors.UserError("%s exists; pass --overwrite to replace it, or choose another "
+                             "--output_dir." % path)
+
+  policy = loading.LoadedPolicy(policy_dir)
+  metadata = policy.metadata
+  env_name = env_name or metadata.get("env_name")
+  if not env_name:
+    raise errors.UserError("%s has no paac_tf metadata naming its environment; pass "
+                           "--env_name." % policy_dir)
+  preprocessing = metadata.get("preprocessing") or {}
+  epsilon = default_epsilon(metadata) if epsilon is None else float(epsilon)
+  if max_episode_frames is None:
+    max_episode_frames = int(preprocessing.get("max_episode_frames") or 108000)
+  num_envs = min(int(episodes), int(num_envs))
+  atari = _is_atari(env_name)
+
+  env = make_eval_env(env_name, num_envs, seed, noop_max, max_episode_frames, preprocessing,
+                      num_workers)
+  recorder = None
+  try:
+    obs_shape = tuple(env.observation_spec().shape)
+    want = tuple(policy.observation_spec.shape[1:])
+    if obs_shape != want:
+      raise errors.UserError("%s gives observations of shape %s; the policy takes %s."
+                             % (env_name, obs_shape, want))
+    env_actions = int(env.action_spec().maximum) - int(env.action_spec().minimum) + 1
+    if metadata.get("num_actions") and int(metadata["num_actions"]) != env_actions:
+      raise errors.UserError("%s has %d actions; the policy was trained with %d."
+                             % (env_name, env_actions, int(metadata["num_actions"])))
+    if record_path:
+      recorder = _Recorder(env_name, obs_shape, num_envs)
+
+    def progress(count, total, episode_return):
+      if verbose:
+        logging.info("episode %d/%d: return %g", count, total, episode_return)
+
+    start = time.monotonic()
+    results = run_episodes(policy, env, int(episodes), epsilon, seed=seed, recorder=recorder,
+                           progress=progress)
+    wall = time.monotonic() - start
+    if recorder is not None:
+      recorder.write(record_path)
+  finally:
+    if recorder is not None:
+      recorder.close()
+    env.close()
+
+  returns = np.array([r for r, _ in results], np.float64)
+  lengths = [int(n) for _, n in results]
+  summary = {
+      "env_name": env_name,
+      "episodes": len(results),
+      "returns": [float(r) for r in returns],
+      "mean": float(returns.mean()),
+      "std": float(returns.std()),
+      "min": float(returns.min()),
+      "max": float(returns.max()),
+      "lengths": lengths,
+      "length_unit": "agent steps" + (" (x%d frames)" % factory.ATARI_FRAMESKIP if atari else ""),
+      "policy_dir": policy_dir,
+      "train_step": metadata.get("train_step"),
+      "train_step_unit": metadata.get("train_step_unit") or "agent_steps",
+      "algorithm": metadata.get("algorithm"),
+      "greedy": metadata.get("greedy"),
+      "epsilon": epsilon,
+      "noop_max": int(noop_max) if atari else None,
+      "max_episode_frames": int(max_episode_frames) if atari else None,
+      "num_envs": num_envs,
+      "seed": int(seed),
+      "protocol": protocol_description(env_name, int(noop_max), int(max_episode_frames),
+                                       epsilon, num_envs, int(episodes), metadata),
+      "record": record_path,
+      "wall_time_s": round(wall, 3),
+      "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+  }
+  os.makedirs(output_dir, exist_ok=True)
+  tmp = eval_path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(summary, f, indent=2)
+  os.replace(tmp, eval_path)
+  summary["eval_json"] = eval_path
+  return summary
+
+
+def format_summary(summary):
+  """The one line the command prints for an `evaluate` result."""
+  return ("%s: %d episodes, mean %.2f +- %.2f (std), min %g, max %g (train step %s, "
+          "epsilon %g) -> %s" % (summary["env_name"], summary["episodes"], summary["mean"],
+                                 summary["std"], summary["min"], summary["max"],
+                                 summary["train_step"], summary["epsilon"],
+                                 summary["eval_json"]))
+
+

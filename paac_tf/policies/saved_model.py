@@ -1,0 +1,372 @@
+"""SavedModels of trained policies: the TF-Agents policy around a Keras model, and saving it.
+
+Layout (TF Serving's): `<base_dir>/<version>/` with `base_dir` = `.../<model_name>`,
+integer versions, written under a hidden temporary name and renamed into place, so TF
+Serving never sees a half-written version. An existing version is never overwritten.
+
+Signatures of every export (PAAC and Ape-X share this code):
+  serving_default(observation) -> action int64 [B] and
+      probabilities float32 [B, A], value float32 [B]     (PAAC), or
+      q_values float32 [B, A]                             (Ape-X).
+    `observation` is a batch exactly as the environment gives it: uint8 [B, 84, 84, 4]
+    frame stacks on Atari (scaled inside the model), float32 vectors for gymnasium envs.
+  action, get_initial_state, get_train_step, get_metadata: as TF-Agents' `PolicySaver`
+    writes them (with `policy_specs.pbtxt`), so that
+    `tf_agents.policies.py_tf_eager_policy.SavedModelPyTFEagerPolicy(path,
+    load_specs_from_pbtxt=True)` loads and runs the policy.
+Metadata (algorithm, env_name, greedy, epsilon, train_step, preprocessing, operative gin
+config, ...) is in `get_metadata()` and, as one JSON document, in
+`assets/paac_tf_metadata.json` (read by `loading.read_metadata`). `train_step` counts
+agent steps (`train_step_unit`), as do the version directories of training exports.
+
+Actions: a PAAC export samples from its policy unless exported `greedy` (argmax). An
+Ape-X export is greedy by default; with greedy=False it acts epsilon-greedily with the
+`epsilon` given in its metadata.
+"""
+import contextlib
+import datetime
+import json
+import logging as logging_lib
+import os
+import re
+import tempfile
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+from tf_agents.policies import policy_saver
+from tf_agents.policies import tf_policy
+from tf_agents.specs import tensor_spec
+from tf_agents.trajectories import policy_step
+from tf_agents.trajectories import time_step as ts
+
+from paac_tf import errors
+from paac_tf.envs import names
+from paac_tf.policies import loading
+from paac_tf.policies import run_settings
+from paac_tf.runtime import memory
+
+FORMAT_VERSION = 1
+
+
+# --- the policy -------------------------------------------------------------------------
+
+class KerasModelPolicy(tf_policy.TFPolicy):
+  """A TF-Agents policy around one of this project's Keras models.
+
+  algorithm 'paac': model(obs) -> (logits [B, A], value [B]); samples from
+  softmax(logits), or takes the argmax if `greedy`.
+  algorithm 'apex': model(obs) -> q_values [B, A]; argmax if `greedy`, else
+  epsilon-greedy.
+  """
+
+  def __init__(self, model, observation_spec, algorithm, greedy, epsilon=0.0):
+    if algorithm not in run_settings.ALGORITHMS:
+      raise ValueError("Unknown algorithm %r; choose one of %s."
+                       % (algorithm, run_settings.ALGORITHMS))
+    self._model = model
+    self._algorithm = algorithm
+    self._greedy = bool(greedy)
+    self._epsilon = float(epsilon or 0.0)
+    self._observation_spec = _named_observation_spec(observation_spec)
+    self._num_actions = _num_actions(model, self._observation_spec, algorithm)
+    action_spec = tensor_spec.BoundedTensorSpec(
+        (), tf.int64, 0, self._num_actions - 1, name="action")
+    super().__init__(ts.time_step_spec(self._observation_spec), action_spec,
+                     name="%s_policy" % algorithm)
+
+  @property
+  def observation_spec(self):
+    return self._observation_spec
+
+  @property
+  def model(self):
+    return self._model
+
+  def outputs(self, observation):
+    """The named outputs of `serving_default` for a batch of observations."""
+    if self._algorithm == "paac":
+      logits, value = self._model(observation, training=False)
+      return {"action": self._select_actions(logits),
+              "probabilities": tf.nn.softmax(logits, axis=-1),
+              "value": tf.cast(value, tf.float32)}
+    q_values = self._model(observation, training=False)
+    return {"action": self._select_actions(q_values), "q_values": q_values}
+
+  def _scores(self, observation):
+    """Logits (PAAC) or Q-values (Ape-X), [B, A]."""
+    if self._algorithm == "paac":
+      logits, _ = self._model(observation, training=False)
+      return logits
+    return self._model(observation, training=False)
+
+  def _select_actions(self, scores, seed=None):
+    """int64 [B] actions: argmax, a sample of softmax(logits), or epsilon-greedy."""
+    greedy = tf.argmax(scores, axis=-1, output_type=tf.int64)
+    if self._greedy:
+      return greedy
+    seeds = tfp.util.SeedStream(seed, salt="paac_tf_policy") if seed is not None else None
+    if self._algorithm == "paac":
+      return tf.random.categorical(scores, 1, dtype=tf.int64,
+                                   seed=seeds() if seeds else None)[:, 0]
+    batch = tf.shape(scores)[0]
+    explore = tf.random.uniform([batch], seed=seeds() if seeds else None) < self._epsilon
+    random = tf.random.uniform([batch], 0, self._num_actions, dtype=tf.int64,
+                               seed=seeds() if seeds else None)
+    return tf.where(explore, random, greedy)
+
+  def _action(self, time_step, policy_state, seed=None):
+    actions = self._select_actions(self._scores(time_step.observation), seed=seed)
+    return policy_step.PolicyStep(actions, policy_state, ())
+
+  def _distribution(self, time_step, policy_state):
+    # Not exported: a tfp distribution in a SavedModel could only be loaded with
+    # tensorflow_probability imported, and these policies must load with TensorFlow alone.
+    raise NotImplementedError(
+        "distribution() is not exported (the SavedModel must load with TensorFlow alone); "
+        "use the action or serving_default signatures.")
+
+
+def _num_actions(model, observation_spec, algorithm):
+  """The model's `num_actions`, else the width of its output on a zero observation."""
+  if getattr(model, "num_actions", None):
+    return int(model.num_actions)
+  out = model(tf.zeros([1] + observation_spec.shape.as_list(), observation_spec.dtype))
+  return int((out[0] if algorithm == "paac" else out).shape[-1])
+
+
+def _named_observation_spec(spec):
+  """A TensorSpec named 'observation' (bounds kept) from an ArraySpec or TensorSpec."""
+  spec = tensor_spec.from_spec(spec)
+  if isinstance(spec, tensor_spec.BoundedTensorSpec):
+    return tensor_spec.BoundedTensorSpec(spec.shape, spec.dtype, spec.minimum, spec.maximum,
+                                         name="observation")
+  return tf.TensorSpec(spec.shape, spec.dtype, name="observation")
+
+
+# --- saving -------------------------------------------------------------------------------
+
+def model_name(env_name):
+  """TF Serving model name for an environment: `pong`, `space_invaders`, `cartpole_v1`."""
+  try:
+    game = names.resolve_atari(str(env_name))
+  except Exception:  # pylint: disable=broad-except
+    game = None   # ale-py missing: fall back to the plain name
+  if game is not None:
+    return game.rom_id
+  return re.sub(r"[^a-z0-9]+", "_", str(env_name).lower()).strip("_") or "policy"
+
+
+def version_dir(base_dir, version):
+  """The directory of integer `version` under a model directory."""
+  version = int(version)
+  if version < 0:
+    raise errors.UserError("Export versions are non-negative integers, got %d." % version)
+  return os.path.join(base_dir, str(version))
+
+
+def refuse_existing(path):
+  """Raises a UserError if the export version directory `path` exists."""
+  if tf.io.gfile.exists(path):
+    raise errors.UserError(
+        "Export version %s already exists; refusing to overwrite it (nothing was changed). "
+        "Choose another --version or --export_dir." % path)
+
+
+def save_paac_policy(model, observation_spec, base_dir, version, metadata, greedy=False):
+  """Exports a PAAC actor-critic to base_dir/<version>/; returns the path.
+
+  Args:
+    model: Keras model, observation batch -> (logits [B, A], value [B]); has `num_actions`.
+    observation_spec: the environment's observation spec (ArraySpec or TensorSpec).
+    base_dir: the model directory (`.../policies/<model_name>`).
+    version: integer version (usually the agent step).
+    metadata: JSON-serialisable dict; should hold env_name and train_step, may hold
+      operative_config (text), preprocessing (dict), run_config (dict), ...
+    greedy: argmax actions instead of sampling from the policy.
+  Raises:
+    errors.UserError: the version exists already (nothing is written).
+  """
+  return _save_policy("paac", model, observation_spec, base_dir, version, metadata,
+                      greedy=greedy, epsilon=0.0)
+
+
+def save_apex_policy(q_network, observation_spec, base_dir, version, metadata, greedy=True):
+  """Exports an Ape-X dueling Q-network to base_dir/<version>/; returns the path.
+
+  Like `save_paac_policy`; `q_network(obs)` -> q_values [B, A]. Greedy (argmax) by
+  default; with greedy=False the exported policy is epsilon-greedy with
+  `metadata['epsilon']` (required then). With greedy=True an `epsilon` in the metadata
+  (e.g. the actor's exploration epsilon) is recorded as `training_epsilon`, and the
+  metadata's `epsilon` is 0.
+  """
+  epsilon = (metadata or {}).get("epsilon")
+  if not greedy:
+    if epsilon is None or not 0.0 <= float(epsilon) <= 1.0:
+      raise ValueError("A non-greedy Ape-X export needs metadata['epsilon'] in [0, 1], got %r."
+                       % (epsilon,))
+  return _save_policy("apex", q_network, observation_spec, base_dir, version, metadata,
+                      greedy=greedy, epsilon=0.0 if greedy else float(epsilon))
+
+
+class _DropKnownWarnings(logging_lib.Filter):
+  """Drops PolicySaver's expected warnings for these policies (see `_distribution`)."""
+
+  PATTERNS = ("Could not serialize policy.distribution()",
+              "is not a valid tf.function parameter name")
+
+  def filter(self, record):
+    message = record.getMessage()
+    return not any(p in message for p in self.PATTERNS)
+
+
+@contextlib.contextmanager
+def _known_warnings_dropped():
+  logger = logging.get_absl_logger()
+  drop = _DropKnownWarnings()
+  logger.addFilter(drop)
+  try:
+    yield
+  finally:
+    logger.removeFilter(drop)
+
+
+def _save_policy(algorithm, model, observation_spec, base_dir, version, metadata, greedy,
+                 epsilon):
+  try:
+    return _trace_and_save(algorithm, model, observation_spec, base_dir, version, metadata,
+                           greedy, epsilon)
+  finally:
+    # Saving traces the policy's functions; the traced graphs sit in reference cycles that
+    # Python's collector frees only now and then, and the C heap keeps what was freed. A
+    # training run exports every 1M steps: without this, each export kept 10-25 MB in the
+    # trainer's RSS (see paac_tf/runtime/memory.py).
+    memory.release()
+
+
+def _trace_and_save(algorithm, model, observation_spec, base_dir, version, metadata, greedy,
+                    epsilon):
+  path = version_dir(base_dir, version)
+  refuse_existing(path)
+  policy = KerasModelPolicy(model, observation_spec, algorithm, greedy, epsilon)
+  meta = _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, epsilon)
+
+  train_step = tf.Variable(int(meta["train_step"]), dtype=tf.int64, trainable=False,
+                           name="train_step")
+  meta_vars = _metadata_variables(meta)
+  with _known_warnings_dropped():
+    saver = policy_saver.PolicySaver(policy, batch_size=None, train_step=train_step,
+                                     metadata=meta_vars)
+  batched_obs = tf.TensorSpec([None] + list(policy.observation_spec.shape),
+                              policy.observation_spec.dtype, name="observation")
+  serve = tf.function(lambda observation: policy.outputs(observation),
+                      input_signature=[batched_obs])
+  module = saver.policy
+  module.serve = serve
+  signatures = dict(saver.signatures)
+  signatures["serving_default"] = serve.get_concrete_function()
+  # PolicySaver names the get_metadata signature's outputs by dtype ('string', 'bool'),
+  # so several variables of one dtype collide; name them by key instead.
+  get_metadata = tf.function(lambda: {k: tf.identity(v) for k, v in meta_vars.items()},
+                             input_signature=[])
+  signatures["get_metadata"] = get_metadata.get_concrete_function()
+
+  tf.io.gfile.makedirs(base_dir)
+  staging = tempfile.mkdtemp(prefix="paac_tf_export_")
+  tmp = os.path.join(base_dir, ".tmp-%d-%d-%s" % (int(version), os.getpid(),
+                                                   os.path.basename(staging)))
+  try:
+    metadata_path = os.path.join(staging, loading.METADATA_FILE)
+    with open(metadata_path, "w") as f:
+      json.dump(meta, f, indent=2, sort_keys=True)
+    module.metadata_file = tf.saved_model.Asset(metadata_path)
+    with _known_warnings_dropped():
+      tf.saved_model.save(module, tmp, signatures=signatures)
+    # As PolicySaver.save(): the specs SavedModelPyTFEagerPolicy reads.
+    tensor_spec.to_pbtxt_file(
+        os.path.join(tmp, policy_saver.POLICY_SPECS_PBTXT),
+        {"collect_data_spec": module.collect_data_spec,
+         "policy_state_spec": module.policy_state_spec})
+    try:
+      tf.io.gfile.rename(tmp, path, overwrite=False)
+    except (tf.errors.AlreadyExistsError, tf.errors.FailedPreconditionError, OSError):
+      refuse_existing(path)   # someone else wrote it meanwhile
+      raise
+  finally:
+    if tf.io.gfile.exists(tmp):
+      tf.io.gfile.rmtree(tmp)
+    tf.io.gfile.rmtree(staging)
+  logging.info("Exported %s policy (%s) to %s", algorithm,
+               "greedy" if greedy else ("epsilon %g" % epsilon if algorithm == "apex"
+                                        else "sampling"), path)
+  return path
+
+
+def _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, epsilon):
+  meta = dict(metadata or {})
+  for key in ("env_name", "train_step"):
+    if key not in meta:
+      raise ValueError("Export metadata needs %r (got keys %s)." % (key, sorted(meta)))
+  obs = policy.observation_spec
+  if greedy and meta.get("epsilon") is not None:
+    # An Ape-X actor's exploration epsilon, kept for the record; this policy is greedy.
+    meta["training_epsilon"] = float(meta["epsilon"])
+  meta.update({
+      "format_version": FORMAT_VERSION,
+      "algorithm": algorithm,
+      "greedy": bool(greedy),
+      "epsilon": 0.0 if greedy else float(epsilon),   # the exported policy's own epsilon
+      "action_selection": ("argmax" if greedy else
+                           "sample" if algorithm == "paac" else "epsilon_greedy"),
+      "train_step": int(meta["train_step"]),
+      "train_step_unit": "agent_steps",   # one agent step = frameskip frames on Atari
+      "version": int(version),
+      "model_name": os.path.basename(os.path.normpath(base_dir)),
+      "num_actions": int(policy.action_spec.maximum) + 1,
+      "observation": {"shape": [int(d) for d in obs.shape], "dtype": obs.dtype.name},
+      "outputs": (["action", "probabilities", "value"] if algorithm == "paac"
+                  else ["action", "q_values"]),
+      "network": meta.get("network") or getattr(policy.model, "torso_name", None),
+      "exported_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+      "tensorflow_version": tf.__version__,
+  })
+  meta.setdefault("operative_config", "")
+  if not meta.get("preprocessing"):
+    try:
+      meta["preprocessing"] = run_settings.preprocessing_metadata(
+          meta["env_name"], str(meta["operative_config"]))
+    except errors.ConfigError as e:
+      logging.warning("Export metadata without preprocessing settings: %s", e)
+      meta["preprocessing"] = {}
+  return _jsonable(meta)   # numpy scalars -> numbers; anything else unknown -> its str()
+
+
+def _metadata_variables(meta):
+  """The get_metadata() signature's outputs: a few scalars and the whole JSON."""
+  def string(value):
+    return tf.Variable(value, dtype=tf.string, trainable=False)
+  return {
+      "algorithm": string(meta["algorithm"]),
+      "env_name": string(str(meta["env_name"])),
+      "greedy": tf.Variable(bool(meta["greedy"]), trainable=False),
+      "epsilon": tf.Variable(float(meta["epsilon"]), dtype=tf.float32, trainable=False),
+      "train_step": tf.Variable(int(meta["train_step"]), dtype=tf.int64, trainable=False),
+      "preprocessing": string(json.dumps(meta["preprocessing"], sort_keys=True)),
+      "operative_config": string(str(meta["operative_config"])),
+      "metadata_json": string(json.dumps(meta, sort_keys=True)),
+  }
+
+
+def _jsonable(value):
+  if isinstance(value, dict):
+    return {str(k): _jsonable(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [_jsonable(v) for v in value]
+  if isinstance(value, (np.integer, np.floating, np.bool_)):
+    return value.item()
+  if value is None or isinstance(value, (bool, int, float, str)):
+    return value
+  return str(value)
+
+

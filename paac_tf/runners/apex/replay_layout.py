@@ -1,0 +1,301 @@
+"""What travels through Reverb in Ape-X: table names, the replay item layout, the writer.
+
+Tables of the one Reverb server (built in `replay.py`):
+  REPLAY_TABLE   prioritized n-step transitions (actors insert, the learner samples and
+                 rewrites priorities);
+  WEIGHTS_TABLE  the learner's latest network weights, one item (learner inserts, actors
+                 sample without consuming);
+  STATS_TABLE    actors' progress reports: agent steps and finished episodes since their
+                 previous report (actors insert, the learner drains it).
+
+Replay layout: each environment of each actor is one stream of *frames* written once by a
+Reverb `TrajectoryWriter`; an item only references frames of that stream, so no
+observation is copied per transition. With `single_frames` (default) and Atari's stacked
+observations (H, W, S) a frame is the newest image of the stack, (H, W): observation t
+is frames [t-S+1 .. t] (the env shifts its stack by one image per step, which the writer
+checks). Otherwise (vector observations, or single_frames=False) a frame is the whole
+observation and S = 1.
+
+An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/agents/apex/n_step.py`) is
+  frames      [S + n, *frame_shape]  frames t-S+1 .. t+n of its stream
+  transition  float32 [4]            (a_t, R, D, k), unpacked by `ReplayLayout.unpack`:
+                a_t  the action,
+                R    the discounted n-step reward,
+                D    the multiplier of the bootstrap value (0: no bootstrap),
+                k    s_t is frames[0:S], s_{t+k} is frames[k:k+S].
+The four scalars share one float32 column (a_t and k are small integers, exact in float32)
+because Reverb's in-memory cost per item grows with its number of columns: with one column
+instead of four an item costs ~1 KB less (measured: ~1.1 KB vs ~2.0 KB per item besides
+the frame data), i.e. ~2 GB less for 2M transitions.
+Stream rules that keep every window inside one episode's valid frames: at FIRST the S-1
+older images of the reset stack are written before its newest image; after LAST, n-1
+copies of the final frame pad the stream, so transitions that end early (k < n) still
+have a full window. The transition column is sparse: one stream step per completed
+transition carries it.
+"""
+import collections
+
+import gin
+import numpy as np
+import tensorflow as tf
+
+from paac_tf.agents.apex import n_step
+
+REPLAY_TABLE = "replay"
+WEIGHTS_TABLE = "weights"
+STATS_TABLE = "actor_stats"
+
+TRANSITION_FIELDS = ("action", "reward", "discount", "next_offset")
+
+
+class FrameStackError(RuntimeError):
+  """An environment's observation stacks do not shift by one image per step."""
+
+
+@gin.configurable(module="apex", denylist=["observation_spec"])
+class ReplayLayout:
+  """How transitions of an environment with `observation_spec` are stored in replay.
+
+  Args:
+    observation_spec: the batched env's observation spec (ArraySpec or TensorSpec).
+    n_step: n of the n-step transitions (Ape-X: 3).
+    single_frames: store each image of stacked (H, W, S) observations once (S = 4 on
+      Atari), rather than each observation once; no effect on vector observations.
+  """
+
+  def __init__(self, observation_spec, n_step=3, single_frames=True):
+    self.observation_shape = tuple(int(d) for d in observation_spec.shape)
+    self.dtype = tf.as_dtype(observation_spec.dtype)
+    self.n_step = int(n_step)
+    if self.n_step < 1:
+      raise ValueError("ReplayLayout.n_step must be >= 1, got %d." % self.n_step)
+    stacked = len(self.observation_shape) == 3 and self.observation_shape[-1] > 1
+    self.single_frames = bool(single_frames) and stacked
+    if self.single_frames:
+      self.stack = self.observation_shape[-1]
+      self.frame_shape = self.observation_shape[:-1]
+    else:
+      self.stack = 1
+      self.frame_shape = self.observation_shape
+    self.window = self.stack + self.n_step
+
+  def __repr__(self):
+    return "ReplayLayout(observation %s %s, frames %s x %d, n=%d)" % (
+        self.observation_shape, self.dtype.name, self.frame_shape, self.window, self.n_step)
+
+  # --- what an item holds ---------------------------------------------------------------
+  def item_signature(self):
+    return {
+        "frames": tf.TensorSpec([self.window, *self.frame_shape], self.dtype),
+        "transition": tf.TensorSpec([len(TRANSITION_FIELDS)], tf.float32),
+    }
+
+  @staticmethod
+  def unpack(data):
+    """TF: an item batch {frames, transition} -> frames, action (int32), reward, discount,
+    next_offset (int32), each [B, ...]."""
+    transition = data["transition"]
+    return {"frames": data["frames"],
+            "action": tf.cast(tf.round(transition[..., 0]), tf.int32),
+            "reward": transition[..., 1],
+            "discount": transition[..., 2],
+            "next_offset": tf.cast(tf.round(transition[..., 3]), tf.int32)}
+
+  @staticmethod
+  def unpack_np(data):
+    """numpy twin of `unpack` for one item."""
+    transition = np.asarray(data["transition"], np.float32)
+    return {"frames": np.asarray(data["frames"]), "action": int(round(transition[0])),
+            "reward": float(transition[1]), "discount": float(transition[2]),
+            "next_offset": int(round(transition[3]))}
+
+  def frame_bytes(self):
+    return int(np.prod(self.frame_shape)) * self.dtype.size
+
+  # --- numpy, in the actor ------------------------------------------------------------
+  def newest_frames(self, observations):
+    """[B, *obs_shape] -> [B, *frame_shape]: what each time step adds to its stream."""
+    observations = np.asarray(observations)
+    return observations[..., -1] if self.single_frames else observations
+
+  def older_frames(self, observation):
+    """The S-1 images of one observation before its newest one (written at FIRST)."""
+    if not self.single_frames:
+      return []
+    return [observation[..., j] for j in range(self.stack - 1)]
+
+  # --- rebuilding observations from items -----------------------------------------------
+  def observations(self, frames, next_offset):
+    """TF: item frames [B, W, *frame_shape] and k [B] -> (s_t, s_{t+k}), [B, *obs_shape]."""
+    offsets = tf.range(self.stack, dtype=tf.int32)
+    first = tf.broadcast_to(offsets, [tf.shape(frames)[0], self.stack])
+    following = tf.cast(next_offset, tf.int32)[:, None] + offsets[None, :]
+    obs = tf.gather(frames, first, batch_dims=1)
+    next_obs = tf.gather(frames, following, batch_dims=1)
+    if self.single_frames:   # [B, S, H, W] -> [B, H, W, S]
+      obs = tf.transpose(obs, [0, 2, 3, 1])
+      next_obs = tf.transpose(next_obs, [0, 2, 3, 1])
+    else:                    # [B, 1, ...] -> [B, ...]
+      obs, next_obs = obs[:, 0], next_obs[:, 0]
+    return obs, next_obs
+
+  def observations_np(self, frames, next_offset):
+    """numpy twin of `observations` for one item: frames [W, ...], k -> (s_t, s_{t+k})."""
+    frames = np.asarray(frames)
+    k = int(next_offset)
+    if self.single_frames:
+      return (np.moveaxis(frames[:self.stack], 0, -1),
+              np.moveaxis(frames[k:k + self.stack], 0, -1))
+    return frames[0], frames[k]
+
+
+# --- the actor's writer ---------------------------------------------------------------------
+
+WriteStats = collections.namedtuple("WriteStats", ["items", "frames"])
+
+
+class TransitionWriter:
+  """Writes the frame streams of `num_envs` environments and their transition items.
+
+  Per batched step, the actor calls `observation_ids(step_type)` (the stream positions the
+  new observations will take; give them to `NStepBuilder.step` as `ids`), then
+  `write(...)` with the transitions completed at this step and their priorities.
+  """
+
+  def __init__(self, client, layout, num_envs, table=REPLAY_TABLE, chunk_length=16,
+               check_frame_shift=True):
+    self.layout = layout
+    self.num_envs = int(num_envs)
+    self.table = table
+    self.chunk_length = int(chunk_length)
+    self.check_frame_shift = bool(check_frame_shift)
+    n, s = layout.n_step, layout.stack
+    # Largest look-back of an item when created (after LAST and its padding), and room
+    # for one open chunk: references older than this are released by the writer.
+    self.keep_alive = max(self.chunk_length, 2 * n + s + 1) + self.chunk_length
+    # Items may wait for their chunks to fill; beyond this many unconfirmed items per
+    # stream, `flush` blocks (this is how the replay rate limiter slows actors down).
+    self.max_unconfirmed = 2 * (self.chunk_length + s + n)
+    self._writers = []
+    for _ in range(self.num_envs):
+      writer = client.trajectory_writer(num_keep_alive_refs=self.keep_alive)
+      for column in ("frame", "transition"):
+        writer.configure((column,), num_keep_alive_refs=self.keep_alive,
+                         max_chunk_length=self.chunk_length)
+      self._writers.append(writer)
+    self._histories = [None] * self.num_envs
+    self._positions = np.zeros(self.num_envs, np.int64)   # steps written per stream
+    self._previous_newest = None                            # last frame per stream
+    self._has_previous = np.zeros(self.num_envs, bool)
+    self.items_written = 0
+    self.frames_written = 0
+
+  def observation_ids(self, step_type):
+    """Stream positions that this step's observations (their newest frames) will take."""
+    step_type = np.asarray(step_type)
+    return self._positions + np.where(step_type == n_step.FIRST, self.layout.stack - 1, 0)
+
+  def write(self, step_type, observations, transitions, priorities):
+    """Appends this step's frames, then creates one item per completed transition.
+
+    step_type [B]; observations [B, *obs_shape]; transitions: `n_step.Transitions`
+    completed at this step (their `start_id`/`next_id` are stream positions from
+    `observation_ids`); priorities [M] (float).
+    """
+    step_type = np.asarray(step_type)
+    newest = self.layout.newest_frames(observations)
+    if self.check_frame_shift:
+      self._check_shift(step_type, observations, newest)
+    priorities = np.asarray(priorities, np.float64)
+    per_env = np.searchsorted(transitions.env, np.arange(self.num_envs + 1))
+    items = frames = 0
+    for e in range(self.num_envs):
+      writer = self._writers[e]
+      obs = observations[e]
+      steps = []
+      if step_type[e] == n_step.FIRST:
+        steps += [{"frame": f} for f in self.layout.older_frames(obs)]
+      steps.append({"frame": newest[e]})
+      if step_type[e] == n_step.LAST:
+        steps += [{"frame": newest[e]} for _ in range(self.layout.n_step - 1)]
+      # The transitions completed here (their scalars) ride on the steps from this
+      # observation's frame on: at most one on a MID step, at most n on a LAST (the frame
+      # and its n-1 padding copies), none on a FIRST.
+      lo, hi = per_env[e], per_env[e + 1]
+      first_carrier = len(steps) - (1 if step_type[e] != n_step.LAST else self.layout.n_step)
+      if hi - lo > len(steps) - first_carrier:
+        raise AssertionError("More transitions than stream steps; this is a bug.")
+      for j, i in enumerate(range(lo, hi)):
+        steps[first_carrier + j]["transition"] = np.array(
+            [transitions.action[i], transitions.reward[i], transitions.discount[i],
+             transitions.length[i]], np.float32)
+      for step in steps:
+        writer.append(step)
+      base = int(self._positions[e])
+      self._positions[e] += len(steps)
+      frames += len(steps)
+      if hi > lo:
+        self._create_items(writer, base, first_carrier, transitions, priorities, lo, hi)
+        items += hi - lo
+    self.items_written += items
+    self.frames_written += frames
+    return WriteStats(items, frames)
+
+  def _check_shift(self, step_type, observations, newest):
+    """Single frames are only right if each observation's stack is the previous one
+    shifted by one image: its second-newest image must be the previous newest (one image
+    compared per environment, for the whole batch at once)."""
+    if not self.layout.single_frames or self.layout.stack < 2:
+      return
+    if self._previous_newest is not None:
+      follows = (step_type != n_step.FIRST) & self._has_previous
+      if follows.any():
+        same = np.all((np.asarray(observations)[..., -2] == self._previous_newest)
+                      .reshape(self.num_envs, -1), axis=1)
+        bad = np.flatnonzero(follows & ~same)
+        if bad.size:
+          raise FrameStackError(
+              "Environment %d's observation stack did not shift by one image; storing "
+              "single frames would corrupt replay. Set ReplayLayout.single_frames = False."
+              % bad[0])
+      self._previous_newest[...] = newest    # a copy: batched envs may reuse their buffers
+    else:
+      self._previous_newest = np.array(newest)
+    self._has_previous[:] = True
+
+  def _history(self, e):
+    """Stream e's column history ({'frame', 'transition'} of `_ColumnHistory`); built
+    once both columns exist (the writer rebuilds this dict on every `history` access)."""
+    history = self._histories[e]
+    if history is None:
+      history = self._writers[e].history
+      if "transition" in history:
+        self._histories[e] = history
+    return history
+
+  def _create_items(self, writer, base, first_carrier, transitions, priorities, lo, hi):
+    history = self._history(int(transitions.env[lo]))
+    total = int(self._positions[transitions.env[lo]])
+    s, n = self.layout.stack, self.layout.n_step
+    for j, i in enumerate(range(lo, hi)):
+      start = int(transitions.start_id[i]) - s + 1 - total     # negative offsets
+      stop = int(transitions.start_id[i]) + n + 1 - total
+      carrier = base + first_carrier + j - total
+      frames = history["frame"][start:stop] if stop < 0 else history["frame"][start:]
+      writer.create_item(self.table, float(priorities[i]),
+                         {"frames": frames, "transition": history["transition"][carrier]})
+
+  def flush(self, timeout_ms=None, everything=False):
+    """Blocks until at most `max_unconfirmed` items per stream (0 if `everything`) await
+    the server's confirmation. Raises reverb.errors.DeadlineExceededError on timeout."""
+    keep = 0 if everything else self.max_unconfirmed
+    for writer in self._writers:
+      writer.flush(block_until_num_items=keep, timeout_ms=timeout_ms)
+
+  def close(self):
+    for writer in self._writers:
+      try:
+        writer.close()
+      except Exception:  # pylint: disable=broad-except
+        pass
+    self._writers = []

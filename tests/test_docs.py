@@ -1,0 +1,115 @@
+"""README.md and docs/*.md: short README, and every link and path they name exists.
+
+Checked in each document: markdown links and images to local files (relative to the
+document; `#anchors` against the target's headings), repository paths in inline code
+(`paac_tf/...`, `configs/...`, `tests/...`, `tools/...`, `results/...`, `docs/...`), test
+files (`test_x.py`, in tests/) and configs (`x.gin`, in configs/) named in inline code, and
+the modules and scripts of `python -m paac_tf...` / `python tools/...` commands.
+"""
+import glob
+import os
+import re
+
+import pytest
+
+from conftest import REPO
+
+README = os.path.join(REPO, "README.md")
+README_MAX_LINES = 200
+DOCUMENTS = [README] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+
+_FENCE = re.compile(r"^```.*?^```[^\n]*$", re.S | re.M)
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_REPO_PATH = re.compile(r"^(?:paac_tf|configs|tests|tools|results|docs)/[\w./-]*$")
+_TEST_FILE = re.compile(r"^test_\w+\.py$")
+_GIN_FILE = re.compile(r"^\w+\.gin$")
+_MODULE = re.compile(r"python -m (paac_tf(?:\.[a-z_][a-z0-9_]*)+)")   # not `.X`
+_SCRIPT = re.compile(r"python (tools/[\w/]+\.py)")
+
+
+def _read(path):
+  with open(path, encoding="utf-8") as f:
+    return f.read()
+
+
+def _prose(text):
+  """The text without fenced or indented code blocks (inline code is kept)."""
+  text = _FENCE.sub("", text)
+  return "\n".join(line for line in text.splitlines()
+                   if not line.startswith(("    ", "\t")))
+
+
+def _slug(heading):
+  """GitHub's anchor for a heading."""
+  heading = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+  return heading.replace(" ", "-")
+
+
+def _anchors(path):
+  return {_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", _FENCE.sub("", _read(path)),
+                                                 re.M)}
+
+
+def _module_exists(module):
+  base = os.path.join(REPO, *module.split("."))
+  return os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
+
+
+def _name(path):
+  return os.path.relpath(path, REPO)
+
+
+def test_readme_is_short():
+  with open(README, encoding="utf-8") as f:
+    lines = f.read().splitlines()
+  assert len(lines) < README_MAX_LINES, "README.md has %d lines" % len(lines)
+
+
+def test_docs_folder_is_linked_from_the_readme():
+  linked = {os.path.normpath(os.path.join(REPO, t.split("#")[0]))
+            for t in _LINK.findall(_prose(_read(README)))}
+  for doc in DOCUMENTS[1:]:
+    assert doc in linked, "%s is not linked from README.md" % _name(doc)
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+def test_local_links_resolve(doc):
+  broken = []
+  for target in _LINK.findall(_prose(_read(doc))):
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target):      # http:, https:, mailto:
+      continue
+    path, _, anchor = target.partition("#")
+    full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+    if not os.path.exists(full):
+      broken.append(target)
+    elif anchor and full.endswith(".md") and anchor not in _anchors(full):
+      broken.append(target + " (no such heading)")
+  assert not broken, "%s: broken links %s" % (_name(doc), broken)
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+def test_paths_named_in_inline_code_exist(doc):
+  missing = []
+  for span in _CODE_SPAN.findall(_prose(_read(doc))):
+    span = span.strip()
+    if _REPO_PATH.match(span):
+      path = span
+    elif _TEST_FILE.match(span):
+      path = os.path.join("tests", span)
+    elif _GIN_FILE.match(span):
+      path = os.path.join("configs", span)
+    else:
+      continue
+    if not os.path.exists(os.path.join(REPO, path)):
+      missing.append(span)
+  assert not missing, "%s names paths that do not exist: %s" % (_name(doc), missing)
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+def test_commands_name_existing_modules_and_scripts(doc):
+  text = _read(doc)
+  missing = [m for m in _MODULE.findall(text) if not _module_exists(m)]
+  missing += [s for s in _SCRIPT.findall(text) if not os.path.isfile(os.path.join(REPO, s))]
+  assert not missing, "%s runs modules or scripts that do not exist: %s" % (_name(doc),
+                                                                            sorted(set(missing)))
