@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 GIN    ?= atari.gin
 ARGS   ?=
 
-.PHONY: train test install clean-venv
+.PHONY: train test lint install clean-venv
 
 $(PY):
 	@$(PYTHON) tools/check_python.py
@@ -21,6 +21,9 @@ install: $(STAMP)
 
 train: $(STAMP)
 	$(PY) -m paac_tf.train --gin_file=$(GIN) $(ARGS)
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q $(ARGS)

@@ -32,7 +32,7 @@ setup(
         "psutil",
     ],
     extras_require={
-        "dev": ["pytest", "pytest-timeout", "hypothesis"],
+        "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6"],
         "plot": ["matplotlib"],
     },
 )
