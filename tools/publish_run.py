@@ -38,6 +38,8 @@ def main():
   parser.add_argument("--command", required=True, help="The exact command that made the run.")
   parser.add_argument("--episodes", type=int, default=30)
   parser.add_argument("--notes", default="")
+  parser.add_argument("--commit", default=None,
+                      help="Commit of the code that made the run (default: this checkout's HEAD).")
   parser.add_argument("--policy_dir", default=None,
                       help="SavedModel to evaluate (default: the run's newest export).")
   args = parser.parse_args()
@@ -63,7 +65,10 @@ def main():
           "algorithm": run_config.get("algorithm"), "env_name": run_config.get("env_name"),
           "hardware": "%d-core %s, no GPU (%s)" % (os.cpu_count(), platform.machine(),
                                                   platform.platform()),
-          "evaluated_policy": policy, "notes": args.notes}
+          "evaluated_policy": policy, "notes": args.notes,
+          "commit": args.commit or subprocess.run(
+              ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+              check=False).stdout.strip() or None}
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)

@@ -30,7 +30,7 @@ from paac_tf.tools import events
 
 RUN_INFO = "run_info.json"
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
-                 "env_name", "notes")
+                 "env_name", "notes", "commit", "evaluated_policy")
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
 _EVAL_NAME = re.compile(r"^(?:.*[._-])?eval(?:[._-].*)?\.json$")
