@@ -178,3 +178,23 @@ def test_learning_rate_horizon_is_in_agent_steps_whatever_n_e_and_t_max():
     np.testing.assert_allclose(float(agent.learning_rate(updates // 2)), 0.005, rtol=1e-5)
     assert float(agent.learning_rate(updates - 1)) > 0.0
     assert float(agent.learning_rate(updates)) == 0.0
+
+
+def test_orthogonal_initialisation_gains_and_zero_biases():
+  """initializer='orthogonal': W^T W = gain^2 I on each layer's kernel (flattened as
+  [fan_in, units], fan_in >= units here), gain sqrt(2) in the torso, 0.01 for the policy
+  head, 1.0 for the value head, all biases zero."""
+  spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
+  model = actor_critic.build_actor_critic(A, spec, torso="arch_nips", initializer="orthogonal")
+  layers = [(layer, np.sqrt(2.0)) for layer in model.torso.layers
+            if getattr(layer, "kernel", None) is not None]
+  layers += [(model.policy_head, 0.01), (model.value_head, 1.0)]
+  assert len(layers) == 5
+  for layer, gain in layers:
+    kernel = layer.kernel.numpy()
+    flat = kernel.reshape(-1, kernel.shape[-1])
+    np.testing.assert_allclose(flat.T @ flat, gain ** 2 * np.eye(flat.shape[1]), atol=1e-4 * gain)
+    assert not np.any(layer.bias.numpy()), layer.name
+  # The first policy is near uniform.
+  logits, _ = model(np.random.default_rng(0).integers(0, 256, (8, 84, 84, 4), dtype=np.uint8))
+  assert float(tf.reduce_max(tf.abs(logits))) < 0.1
