@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+RAY    := $(VENV)/.installed-ray
 GIN    ?= atari.gin
 ARGS   ?=
 
@@ -17,6 +18,11 @@ $(STAMP): $(PY) setup.py
 	$(PY) -m pip install -e '.[dev,plot]'
 	@touch $(STAMP)
 
+# The tests also run Ape-X on Ray (tests/test_apex_ray.py): `make test` adds the ray extra.
+$(RAY): $(STAMP)
+	$(PY) -m pip install -e '.[dev,plot,ray]'
+	@touch $(RAY)
+
 install: $(STAMP)
 
 train: $(STAMP)
@@ -25,7 +31,7 @@ train: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-test: $(STAMP)
+test: $(RAY)
 	$(PY) -m pytest tests -q $(ARGS)
 
 clean-venv:

@@ -17,22 +17,28 @@ setup(
     long_description=open("README.md").read(),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["paac_tf", "paac_tf.*"]),
-    package_data={"paac_tf": ["data/*.csv", "data/*.md"]},
+    package_data={"paac_tf": ["data/*.csv", "data/*.md", "configs/*.gin"]},
     python_requires=">=3.9,<3.12",
     # Pinned together: tf-agents 0.19 and dm-reverb 0.14 are built against TF 2.15.
+    # Run-time dependencies only; upper bounds where the code relies on one version's API.
     install_requires=[
         "tensorflow==2.15.1",
         "tf-agents[reverb]==0.19.0",
         "gymnasium>=1.0,<2",
-        "ale-py>=0.11.1",
+        "ale-py>=0.11.1,<0.13",   # AtariVectorEnv (the C++ vector env) and its options
         "gin-config==0.5.0",
         "absl-py",
         "numpy<2",
-        "pillow",
-        "psutil",
+        "tqdm",                   # progress bar (terminal and notebook)
+        "pillow",                 # `python -m paac_tf.evaluate --record`: GIFs of episodes
+        "psutil",                 # `python -m paac_tf.tools.apex_benchmark`: process memory
     ],
     extras_require={
         "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6"],
         "plot": ["matplotlib"],
+        "notebook": ["ipywidgets"],   # tqdm's notebook progress widget
+        # Ape-X on a Ray cluster (train_eval.launcher = 'ray'): the version tested with this
+        # stack (cp311 wheel, beside protobuf 4.25, numpy < 2 and dm-reverb 0.14).
+        "ray": ["ray==2.60.0"],
     },
 )

@@ -1,4 +1,12 @@
-"""paac_tf: efficient parallel deep RL (PAAC and Ape-X) on TensorFlow 2 / Keras."""
+"""paac_tf: efficient parallel deep RL (PAAC and Ape-X) on TensorFlow 2 / Keras.
+
+The public API (paac_tf/api.py), loaded on first use so that `import paac_tf` imports
+neither TensorFlow nor anything else heavy:
+
+  paac_tf.train(gin_files, bindings=(), root_dir=None) -> paac_tf.TrainResult
+  paac_tf.load_policy(path) -> paac_tf.Policy   (`action(observations)`, `metadata`)
+  paac_tf.make_env(name, num_envs=1, ...)       the batched environment training uses
+"""
 import sys as _sys
 
 SUPPORTED_PYTHON = ((3, 9), (3, 11))
@@ -9,19 +17,16 @@ if not (SUPPORTED_PYTHON[0] <= _sys.version_info[:2] <= SUPPORTED_PYTHON[1]):
       "0.14 wheels); this is Python %d.%d." % _sys.version_info[:2])
 
 __version__ = "0.1.0"
+__all__ = ["train", "load_policy", "make_env", "TrainResult", "Policy"]
 
 
-def _import_old_gym_quietly():
-  """tf-agents 0.19 imports the old `gym` package, whose import prints a three-line notice
-  asking to move to gymnasium, which is what this project uses (the old package is only
-  tf-agents' dependency): imported here first with that print kept off the terminal."""
-  import contextlib  # pylint: disable=import-outside-toplevel
-  import io  # pylint: disable=import-outside-toplevel
-  try:
-    with contextlib.redirect_stderr(io.StringIO()):
-      import gym  # noqa: F401  (imported for its notice, which is dropped)
-  except Exception:  # pylint: disable=broad-except  (tf-agents reports a missing gym itself)
-    pass
+def __getattr__(name):
+  """PEP 562: the API's names, imported from paac_tf.api when first asked for."""
+  if name in __all__:
+    from paac_tf import api  # pylint: disable=import-outside-toplevel
+    return getattr(api, name)
+  raise AttributeError("module 'paac_tf' has no attribute %r" % name)
 
 
-_import_old_gym_quietly()
+def __dir__():
+  return sorted(list(globals()) + __all__)

@@ -11,6 +11,7 @@ Exit status 3, after one `error: ...` line: the replay server stayed unreachable
 from absl import flags
 
 from paac_tf import errors
+from paac_tf.runtime import startup
 
 FLAGS = flags.FLAGS
 
@@ -36,6 +37,7 @@ def main(argv):
   if not 0 <= FLAGS.actor_index < FLAGS.num_actors:
     raise errors.UserError("--actor_index must be in [0, --num_actors), got %d of %d."
                            % (FLAGS.actor_index, FLAGS.num_actors))
+  startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
   from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel

@@ -12,6 +12,7 @@ from absl import flags
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.runtime import startup
 
 FLAGS = flags.FLAGS
 
@@ -31,6 +32,7 @@ def main(argv):
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
   if not FLAGS.replay_address or not FLAGS.root_dir:
     raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
+  startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
   from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel

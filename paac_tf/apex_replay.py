@@ -9,6 +9,7 @@ tables, networking and checkpoints are described in `paac_tf/runners/apex/replay
 from absl import flags
 
 from paac_tf import errors
+from paac_tf.runtime import startup
 
 FLAGS = flags.FLAGS
 
@@ -28,6 +29,7 @@ def main(argv):
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
   if FLAGS.port is None:
     raise errors.UserError("Give --port (the port actors and learner connect to).")
+  startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
   from paac_tf.runners.apex import replay  # pylint: disable=import-outside-toplevel

@@ -9,6 +9,7 @@ from paac_tf.agents.apex import learner_step as _apex_learner_step
 from paac_tf.runners.apex import actor as _apex_actor
 from paac_tf.runners.apex import launcher as _apex_launcher
 from paac_tf.runners.apex import learner as _apex_learner
+from paac_tf.runners.apex import ray_launcher as _apex_ray_launcher
 from paac_tf.runners.apex import replay as _apex_replay
 from paac_tf.runners.apex import replay_client as _apex_replay_client
 from paac_tf.runners.apex import replay_layout as _apex_replay_layout

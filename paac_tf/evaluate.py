@@ -18,7 +18,10 @@ import sys
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.policies import evaluation
+from paac_tf.runtime import startup
+
+startup.quiet_tensorflow()   # before the import below loads TensorFlow
+from paac_tf.policies import evaluation  # noqa: E402
 
 
 def _define_flags():

@@ -15,7 +15,10 @@ import sys
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.policies import checkpoint_export
+from paac_tf.runtime import startup
+
+startup.quiet_tensorflow()   # before the import below loads TensorFlow
+from paac_tf.policies import checkpoint_export  # noqa: E402
 
 
 def _define_flags():

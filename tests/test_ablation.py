@@ -24,7 +24,7 @@ def _write_run(folder, points, eval_score=None):
     json.dump({"command": "python -m paac_tf.train --gin_file=x.gin"}, f)
   if eval_score is not None:
     with open(os.path.join(folder, "eval.json"), "w") as f:
-      json.dump({"mean_return": eval_score, "std_return": 1.5}, f)
+      json.dump({"mean": eval_score, "std": 1.5}, f)   # as policies/evaluation writes it
 
 
 def test_training_seconds_leave_out_pauses():

@@ -2,8 +2,8 @@
 
 Checked in each document: markdown links and images to local files (relative to the
 document; `#anchors` against the target's headings), repository paths in inline code
-(`paac_tf/...`, `configs/...`, `tests/...`, `tools/...`, `results/...`, `docs/...`), test
-files (`test_x.py`, in tests/) and configs (`x.gin`, in configs/) named in inline code, and
+(`paac_tf/...`, `tests/...`, `tools/...`, `results/...`, `docs/...`), test files
+(`test_x.py`, in tests/) and configs (`x.gin`, in paac_tf/configs/) named in inline code, and
 the modules and scripts of `python -m paac_tf...` / `python tools/...` commands.
 """
 import glob
@@ -21,7 +21,7 @@ DOCUMENTS = [README] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
 _FENCE = re.compile(r"^```.*?^```[^\n]*$", re.S | re.M)
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_REPO_PATH = re.compile(r"^(?:paac_tf|configs|tests|tools|results|docs)/[\w./-]*$")
+_REPO_PATH = re.compile(r"^(?:paac_tf|tests|tools|results|docs)/[\w./-]*$")
 _TEST_FILE = re.compile(r"^test_\w+\.py$")
 _GIN_FILE = re.compile(r"^\w+\.gin$")
 _MODULE = re.compile(r"python -m (paac_tf(?:\.[a-z_][a-z0-9_]*)+)")   # not `.X`
@@ -98,7 +98,7 @@ def test_paths_named_in_inline_code_exist(doc):
     elif _TEST_FILE.match(span):
       path = os.path.join("tests", span)
     elif _GIN_FILE.match(span):
-      path = os.path.join("configs", span)
+      path = os.path.join("paac_tf", "configs", span)
     else:
       continue
     if not os.path.exists(os.path.join(REPO, path)):

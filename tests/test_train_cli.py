@@ -94,6 +94,39 @@ def test_sigint_saves_a_checkpoint_and_exits_0_then_rerun_resumes(tmp_path):
   assert _checkpoint_steps(root)[-1] == step + 1600
 
 
+# TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice).
+TF_NOISE = ("oneDNN custom operations", "cpu_feature_guard", "rebuild TensorFlow",
+            "TensorRT", "Unable to register", "cudart_stub", "Gym has been unmaintained")
+
+
+def _user_env(**extra):
+  """The environment of a user who set no TF_CPP_MIN_LOG_LEVEL (conftest sets one)."""
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  env.update(extra)
+  return env
+
+
+@pytest.mark.timeout(300)
+def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
+  proc = subprocess.run(
+      [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin",
+       "--gin_bindings=train_eval.total_steps=500", "--root_dir=%s" % tmp_path],
+      cwd=REPO, env=_user_env(), capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "Run directory" in proc.stderr          # the project's own log lines stay
+  assert [n for n in TF_NOISE if n in proc.stderr] == [], proc.stderr[:3000]
+  # export imports TensorFlow before parsing its flags: --help shows the switch at work.
+  help_args = [sys.executable, "-m", "paac_tf.export", "--help"]
+  quiet = subprocess.run(help_args, cwd=REPO, env=_user_env(), capture_output=True,
+                         text=True, timeout=120)
+  verbose = subprocess.run(help_args, cwd=REPO, env=_user_env(PAAC_TF_VERBOSE_TF="1"),
+                           capture_output=True, text=True, timeout=120)
+  assert "--root_dir" in quiet.stdout + quiet.stderr, quiet.stderr[-2000:]   # absl's usage
+  assert [n for n in TF_NOISE if n in quiet.stderr + quiet.stdout] == []
+  assert "cpu_feature_guard" in verbose.stderr, verbose.stderr[-2000:]
+  assert "Gym has been unmaintained" not in verbose.stderr   # tf-agents' gym stays quiet
+
+
 def _expect_user_error(proc, *fragments):
   assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
   assert "Traceback" not in proc.stderr, proc.stderr[-3000:]

@@ -4,10 +4,11 @@
   `AtariVectorPyEnvironment`, ale-py's C++ vector env (`num_threads` C++ threads);
 - Atari game with `atari_backend="portable"`: gymnasium ALE envs stepped by `num_workers`
   processes (`atari_portable.make_atari_portable_env`), same specs and action set;
-- any other registered gymnasium id: one `GymnasiumPyEnvironment` per slot stepped by
-  `num_workers` processes (`ParallelBatchedPyEnvironment`; 0 = in-process). The Atari
-  options (reward clipping, episodic life, FIRE reset, no-ops, frame limit) do not apply
-  there.
+- any other gymnasium id (registered, or `"module:EnvId"`): one `GymnasiumPyEnvironment`
+  per slot stepped by `num_workers` processes (`ParallelBatchedPyEnvironment`; 0 =
+  in-process); workers import the module that registers the env (`names.worker_env_id`).
+  The Atari options (reward clipping, episodic life, FIRE reset, no-ops, frame limit) do
+  not apply there.
 
 All of them follow the project's batched-env contract (see `atari_vector.py`).
 """
@@ -90,7 +91,9 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
   _check_spaces(resolved)
-  env_fns = [functools.partial(gym_adapter.GymnasiumPyEnvironment, resolved, seed=seed + i)
+  # Workers start without this process's imports: name the module that registers the env.
+  env_id = names.worker_env_id(resolved) if num_workers else resolved
+  env_fns = [functools.partial(gym_adapter.GymnasiumPyEnvironment, env_id, seed=seed + i)
              for i in range(num_envs)]
   return worker_pool.ParallelBatchedPyEnvironment(env_fns, num_workers, reward_clipping=False)
 

@@ -1,12 +1,19 @@
 """Resolves user-facing environment names: Atari games and gymnasium ids.
 
 Atari games are accepted as `Pong`, `PongNoFrameskip-v4` or `ALE/Pong-v5` and
-resolve to one `AtariGame`. Anything else must be a registered gymnasium id.
-Unknown names fail fast with the closest valid names.
+resolve to one `AtariGame`. Anything else must be a gymnasium id: one registered in this
+process (by gymnasium, or by a module the user imported first), or gymnasium's
+`"module:EnvId"` form, whose module is imported to register `EnvId`. Unknown names fail
+fast with the closest valid names.
+
+Worker processes start without the parent's imports: `worker_env_id` turns an id that a
+module outside gymnasium registered into `"module:EnvId"`, so that `gymnasium.make` in a
+worker imports that module (the module of the env's entry point) before making the env.
 """
 import dataclasses
 import difflib
 import functools
+import importlib
 import re
 
 from paac_tf import errors
@@ -40,8 +47,8 @@ def atari_rom_ids():
   return tuple(sorted(ale_py.roms.get_all_rom_ids()))
 
 
-@functools.lru_cache(maxsize=None)
 def gymnasium_ids():
+  """The ids registered now (not cached: importing a module may register more)."""
   import gymnasium as gym  # pylint: disable=import-outside-toplevel
   return tuple(sorted(gym.registry.keys()))
 
@@ -76,11 +83,19 @@ def check_env_name(name):
   """Returns an AtariGame or the gymnasium id; raises UnknownEnvironmentError."""
   if not isinstance(name, str) or not name:
     raise UnknownEnvironmentError("Environment name must be a non-empty string, got %r." % (name,))
+  if ":" in name:
+    _import_registering_module(name)
+    return name
   game = resolve_atari(name)
   if game is not None:
     return game
   if name in gymnasium_ids():
     return name
+  raise _unknown(name)
+
+
+def _unknown(name, prefix=""):
+  """The UnknownEnvironmentError for `name`, naming the closest valid names."""
   candidates = all_names()
   close = difflib.get_close_matches(_atari_stem(name), candidates, n=5, cutoff=0.5)
   close += [c for c in difflib.get_close_matches(name, candidates, n=5, cutoff=0.5)
@@ -88,4 +103,41 @@ def check_env_name(name):
   hint = ("Closest valid names: %s." % ", ".join(close[:5])) if close else (
       "Use an Atari game such as Pong, PongNoFrameskip-v4 or ALE/Pong-v5, or a gymnasium id "
       "such as CartPole-v1.")
-  raise UnknownEnvironmentError("Unknown environment %r. %s" % (name, hint))
+  return UnknownEnvironmentError("%sUnknown environment %r. %s" % (prefix, name, hint))
+
+
+def _import_registering_module(name):
+  """Imports the module of a `"module:EnvId"` name; checks that it registered EnvId."""
+  module, _, env_id = name.partition(":")
+  if not module or not env_id or ":" in env_id:
+    raise UnknownEnvironmentError(
+        "Environment name %r has an empty or extra part: use 'module:EnvId', e.g. "
+        "'my_package.envs:MyEnv-v0'." % (name,))
+  try:
+    importlib.import_module(module)
+  except ImportError as e:
+    raise UnknownEnvironmentError(
+        "Cannot import module %r of environment %r (%s: %s). It must be importable from "
+        "the current directory or the Python path." % (module, name, type(e).__name__, e)
+    ) from None
+  if env_id not in gymnasium_ids():
+    raise _unknown(env_id, prefix="Module %r did not register %r. " % (module, env_id))
+
+
+def worker_env_id(env_id):
+  """The id that makes `env_id` in a fresh process: `"module:EnvId"` for an env that a
+  module outside gymnasium registered (the module of its entry point, which registers it
+  when imported), else `env_id` unchanged. `env_id`: a gymnasium id `check_env_name`
+  accepted."""
+  if ":" in env_id:
+    return env_id
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  spec = gym.registry.get(env_id)
+  entry_point = getattr(spec, "entry_point", None)
+  if isinstance(entry_point, str):
+    module = entry_point.partition(":")[0]
+  else:
+    module = getattr(entry_point, "__module__", None)
+  if not module or module == "__main__" or module.split(".")[0] in ("gymnasium", "ale_py"):
+    return env_id
+  return "%s:%s" % (module, env_id)

@@ -7,6 +7,7 @@ registers what gin needs itself and only imports plain `gin`.
 """
 import difflib
 import inspect
+import logging
 import os
 
 import gin
@@ -14,48 +15,64 @@ import gin
 from paac_tf import errors
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REPO_CONFIGS = os.path.join(os.path.dirname(PACKAGE_DIR), "configs")
-
-
-def config_dirs():
-  dirs = [os.path.join(os.getcwd(), "configs"), REPO_CONFIGS]
-  return [d for i, d in enumerate(dirs) if os.path.isdir(d) and d not in dirs[:i]]
+CONFIGS_DIR = os.path.join(PACKAGE_DIR, "configs")  # the shipped configs (package data)
 
 
 def available_configs():
-  names = set()
-  for d in config_dirs():
-    names.update(f for f in os.listdir(d) if f.endswith(".gin"))
-  return sorted(names)
+  """The names of the shipped configs, e.g. ['apex_atari.gin', ..., 'cartpole.gin']."""
+  if not os.path.isdir(CONFIGS_DIR):
+    return []
+  return sorted(f for f in os.listdir(CONFIGS_DIR) if f.endswith(".gin"))
 
 
 def resolve_gin_file(name):
-  """A path as given if it exists; else a bare name looked up in configs/."""
+  """A path as given if it exists; else a bare name (`.gin` optional) among the shipped
+  configs in the package's configs/ folder; else a ConfigError naming close matches."""
   if os.path.isfile(name):
     return os.path.abspath(name)
-  for d in config_dirs():
-    candidate = os.path.join(d, name)
-    if os.path.isfile(candidate):
-      return candidate
-    if not name.endswith(".gin") and os.path.isfile(candidate + ".gin"):
-      return candidate + ".gin"
+  candidate = os.path.join(CONFIGS_DIR, name)
+  if os.path.isfile(candidate):
+    return candidate
+  if not name.endswith(".gin") and os.path.isfile(candidate + ".gin"):
+    return candidate + ".gin"
   known = available_configs()
   close = difflib.get_close_matches(os.path.basename(name), known, n=3, cutoff=0.4)
   raise errors.ConfigError(
       "Gin file %r not found (looked in the current directory and in %s).%s Available: %s." % (
-          name, ", ".join(config_dirs()) or "configs/",
-          (" Did you mean %s?" % ", ".join(close)) if close else "",
+          name, CONFIGS_DIR, (" Did you mean %s?" % ", ".join(close)) if close else "",
           ", ".join(known) or "none"))
+
+
+_SEARCH_DIRS = set()
+
+
+def _add_include_dirs(paths):
+  """Lets gin find a file's `include 'x.gin'` beside that file and among the shipped
+  configs (gin itself looks in the current directory first, then in its search paths)."""
+  for d in [os.path.dirname(p) for p in paths] + [CONFIGS_DIR]:
+    if d not in _SEARCH_DIRS:
+      gin.add_config_file_search_path(d)
+      _SEARCH_DIRS.add(d)
+
+
+def _drop_gin_resource_reader(record):
+  """Gin's package-resource reader logs each search path it tries for an include (and an
+  ERROR 'Path not found' for each it is not in) on the root logger: dropped while parsing."""
+  return record.module != "resource_reader"
 
 
 def parse(gin_files, gin_bindings):
   """Parses files then bindings; any gin error becomes a ConfigError naming the line."""
   paths = [resolve_gin_file(f) for f in (gin_files or [])]
+  _add_include_dirs(paths)
+  logging.getLogger().addFilter(_drop_gin_resource_reader)
   try:
     gin.parse_config_files_and_bindings(paths, list(gin_bindings or []), finalize_config=False)
-  except (ValueError, SyntaxError, TypeError, KeyError, ImportError) as e:
+  except (ValueError, SyntaxError, TypeError, KeyError, ImportError, OSError) as e:
     message = str(e).strip()
     raise errors.ConfigError("Bad gin configuration: %s" % message) from None
+  finally:
+    logging.getLogger().removeFilter(_drop_gin_resource_reader)
   return paths
 
 

@@ -98,7 +98,7 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
     quick: QUICK timings (~1.5 minutes with start-up on 2 cores) rather than FULL.
     game: environment (overrides train_eval.env_name of `gin_file`).
     gin_file, gin_bindings: the Ape-X config measured: a file or a list of files (a bare
-      name is looked up in configs/), and extra bindings.
+      name is looked up in paac_tf/configs/), and extra bindings.
     num_actors: actor processes (default: run_local.num_actors of the config, else
       run_local's default).
     **seconds: overrides of QUICK / FULL (emulator_seconds, actor_seconds, ...).
@@ -229,6 +229,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
     if write_seconds > 0:
       results.update(measurements.write(config_file, address, write_seconds, work_dir))
     network = dueling_q.build_q_network(num_actions, observation_spec)
+    results["precision"] = network.precision   # apex_precision, resolved
     weights.publish(client, network, learner_step=0)
     base_rss = measurements.rss(server.pid)
 

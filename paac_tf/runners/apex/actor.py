@@ -120,7 +120,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
   try:
     observation_spec = env.observation_spec()
     layout = replay_layout.ReplayLayout(observation_spec)
-    model = dueling_q.build_q_network(env.num_actions, observation_spec)
+    model = dueling_q.build_q_network(env.num_actions, observation_spec, seed=seed)
     # A concrete function for the fixed batch: calling it skips tf.function's per-call
     # signature matching (~1 ms a step, measured, more than the CartPole forward pass).
     q_function = tf.function(model).get_concrete_function(

@@ -124,7 +124,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
                                                      **network_settings)}
   checkpointing.check_run_config(train_dir, run_config)
 
-  q_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings)
+  q_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings,
+                                        seed=seed)
   target_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings)
   step = learner_step_lib.ApexLearnerStep(q_network, target_network, layout)
   step.build()

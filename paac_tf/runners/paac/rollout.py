@@ -11,7 +11,17 @@ from the current weights).
 chosen, and its environment step started, before the update is applied, so the update runs
 while the environments step. That first action then comes from weights one update old
 (1/t_max of the samples; the bootstrap values are unaffected). Off by default.
+
+Observations are copied once between the environments and the train step: each rollout's
+observations live in one preallocated [t_max, n_e, ...] array (two, used in turn, as the
+last observation of a rollout is the first of the next), which an environment that can
+(`recv(out=...)`, the Atari vector env) fills directly with its NHWC conversion, and which
+action selection and the train step read without copying (`as_tensor`). Before, each
+observation was copied four times (the conversion, `act`'s and `train`'s argument
+conversions, which always copy numpy arrays, and the rollout's stacking).
 """
+import inspect
+
 import numpy as np
 import tensorflow as tf
 
@@ -19,20 +29,43 @@ from paac_tf.agents.paac import agent as agent_lib
 from paac_tf.envs import batched
 
 LAST = batched.LAST
+# TensorFlow's alignment of the buffers of its tensors (EIGEN_MAX_ALIGN_BYTES): a tensor on
+# memory it does not own must start at such an address (else TF aborts the process).
+TENSOR_ALIGNMENT = 64
+
+
+def aligned_empty(shape, dtype):
+  """An uninitialised C-contiguous array whose data starts at a TENSOR_ALIGNMENT address."""
+  dtype = np.dtype(dtype)
+  nbytes = int(np.prod(shape)) * dtype.itemsize
+  raw = np.empty(nbytes + TENSOR_ALIGNMENT, np.uint8)
+  start = -raw.ctypes.data % TENSOR_ALIGNMENT
+  return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def as_tensor(array):
+  """A tensor of a numpy array that shares its memory (DLPack) when the array is
+  C-contiguous, writable and TENSOR_ALIGNMENT-aligned, else a copy (what
+  `tf.convert_to_tensor` always makes of a numpy array). The caller must not change a
+  shared array while the tensor is in use."""
+  if (array.flags.c_contiguous and array.flags.writeable and array.dtype != np.bool_ and
+      array.ctypes.data % TENSOR_ALIGNMENT == 0):
+    return tf.experimental.dlpack.from_dlpack(array.__dlpack__())
+  return tf.convert_to_tensor(array)
 
 
 class _GroupBuffer:
-  """One group's rollout: obs/actions/is_last/values per step, and the step results."""
+  """One group's rollout but its observations: actions/is_last/values per step, and the
+  step results."""
 
   def __init__(self):
     self.clear()
 
   def clear(self):
-    self.obs, self.actions, self.is_last, self.values = [], [], [], []
+    self.actions, self.is_last, self.values = [], [], []
     self.rewards, self.discounts, self.next_last = [], [], []
 
   def record_decision(self, time_step, actions, values):
-    self.obs.append(time_step.observation)
     self.actions.append(actions)
     self.is_last.append(time_step.step_type == LAST)
     self.values.append(values)
@@ -64,6 +97,14 @@ class RolloutRunner:
     self._decisions = None   # per group: (time_step, actions, values), numpy
     self._in_flight = False  # whether every group has a step sent and not yet received
     self._concrete_functions = {}
+    spec = env.observation_spec()
+    shape = (self.t_max, int(env.batch_size)) + tuple(spec.shape)
+    # Observations of the current rollout and of the next one (its first step).
+    self._obs = [aligned_empty(shape, spec.dtype) for _ in range(2)]
+    self._current = 0
+    bounds = np.cumsum([0] + [int(g.batch_size) for g in self.groups])
+    self._columns = [slice(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    self._recv_into = [_receives_into(g) for g in self.groups]
 
   def _concrete(self, function, *args):
     """Calls the tf.function `function` through its `concrete_function` for these
@@ -79,15 +120,33 @@ class RolloutRunner:
 
   def _act(self, observation):
     """(actions int64 [B], values float32 [B]) as numpy, from one packed tensor."""
-    packed = self._concrete(self.agent.act_packed, observation).numpy()
+    packed = self._concrete(self.agent.act_packed, as_tensor(observation)).numpy()
     return packed[:, 0].astype(np.int64), packed[:, 1]
+
+  def _slot(self, k, t):
+    """Where group k's observation of step t of the current rollout lives (t = t_max: the
+    first step of the next rollout)."""
+    if t < self.t_max:
+      return self._obs[self._current][t, self._columns[k]]
+    return self._obs[1 - self._current][0, self._columns[k]]
+
+  def _receive(self, k, t):
+    """Group k's time step of step t, its observation in `_slot(k, t)`."""
+    slot = self._slot(k, t)
+    if self._recv_into[k]:
+      return self.groups[k].recv(out=slot)
+    time_step = self.groups[k].recv()
+    np.copyto(slot, time_step.observation)
+    return time_step
 
   def start(self):
     """Resets the envs and picks the first actions."""
     self._decisions = []
-    for g in self.groups:
+    for k, g in enumerate(self.groups):
       time_step = g.reset()
-      actions, values = self._act(time_step.observation)
+      slot = self._slot(k, 0)
+      np.copyto(slot, time_step.observation)
+      actions, values = self._act(slot)
       self._decisions.append((time_step, actions, values))
     self._in_flight = False
 
@@ -104,10 +163,10 @@ class RolloutRunner:
       for k in range(len(self.groups)):
         self._send(k)
     for t in range(self.t_max):
-      for k, g in enumerate(self.groups):
-        time_step = g.recv()
+      for k in range(len(self.groups)):
+        time_step = self._receive(k, t + 1)
         self._buffers[k].record_outcome(time_step)
-        actions, values = self._act(time_step.observation)
+        actions, values = self._act(self._slot(k, t + 1))
         self._decisions[k] = (time_step, actions, values)
         if t + 1 < self.t_max:
           self._send(k)
@@ -119,12 +178,13 @@ class RolloutRunner:
       for k in range(len(self.groups)):
         self._send(k)
     metrics = self._concrete(self.agent.train_packed, *batch).numpy()
+    self._current = 1 - self._current
     return dict(zip(agent_lib.METRIC_NAMES, metrics))
 
   def _batch(self):
-    """`train_packed`'s arguments: observations and actions [T, n_e, ...] concatenated over
-    groups, step data [4, T, n_e] (rewards, discounts, next_is_last, is_last), values
-    [T + 1, n_e]."""
+    """`train_packed`'s arguments: observations [T, n_e, ...] (the current rollout's array,
+    shared), actions [T, n_e] concatenated over groups, step data [4, T, n_e] (rewards,
+    discounts, next_is_last, is_last), values [T + 1, n_e]."""
     def cat(field, dtype=None):
       parts = [np.stack(getattr(b, field)) for b in self._buffers]
       out = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
@@ -133,5 +193,12 @@ class RolloutRunner:
     values = values[0] if len(values) == 1 else np.concatenate(values, axis=1)
     step_data = np.stack([cat("rewards", np.float32), cat("discounts", np.float32),
                           cat("next_last", np.float32), cat("is_last", np.float32)])
-    return cat("obs"), cat("actions"), step_data, values
+    return as_tensor(self._obs[self._current]), cat("actions"), step_data, values
 
+
+def _receives_into(env):
+  """Whether `env.recv` can write the observations into a given array (`out`)."""
+  try:
+    return "out" in inspect.signature(env.recv).parameters
+  except (TypeError, ValueError):
+    return False

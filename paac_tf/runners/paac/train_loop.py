@@ -31,19 +31,24 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
                network="arch_nips", mlp_units=(64, 64), initializer="torch",
                checkpoint_interval=1_000_000,
                keep_checkpoints=3, summary_interval=20, export_interval=None,
-               stop_at_average_return=None, overlap_learner=False, exporter=None):
+               stop_at_average_return=None, overlap_learner=False, precision="float32",
+               exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
 
   Args:
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
     env_name: Atari game (`Pong`, `PongNoFrameskip-v4`, `ALE/Pong-v5`) or gymnasium id.
     total_steps: agent steps to train for (one agent step = frameskip frames on Atari).
+    seed: seeds the initial weights, the agent's action sampling and the environments
+      (environment i: seed + i; on resume, seed + the agent steps done + i).
     checkpoint_interval: agent steps between checkpoints.
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
     stop_at_average_return: stop early once the last 100 episodes average at least this.
     overlap_learner: start the next rollout's first env step before the update (see
       rollout.py; that action comes from weights one update old).
+    precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
+      (paac_tf/networks/precision.py).
     exporter: callable(agent, env, step) used for exports (given by the entry point).
   Returns:
     dict with final env_steps, updates, episodes (of the whole run, across resumes) and
@@ -60,7 +65,8 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
   try:
     obs_spec = env.observation_spec()
     model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                            mlp_units=mlp_units, initializer=initializer)
+                                            mlp_units=mlp_units, initializer=initializer,
+                                            precision=precision, seed=seed)
     agent = agent_lib.PaacAgent(model, total_updates=total_updates,
                                 steps_per_update=num_envs * t_max, seed=seed)
     env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")

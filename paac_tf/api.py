@@ -1,0 +1,171 @@
+"""The public Python API, for scripts and notebooks: `paac_tf.train`, `paac_tf.load_policy`,
+`paac_tf.make_env` (exported lazily by `paac_tf/__init__.py`).
+
+`train` runs exactly what `python -m paac_tf.train` runs (the command is a call of it);
+`load_policy` loads what training exports; `make_env` builds the batched environment that
+training steps. TensorFlow is imported by the first call, not by `import paac_tf`.
+"""
+import dataclasses
+import datetime
+import inspect
+import os
+from typing import Any, Dict, Optional, Sequence, Union
+
+from absl import logging
+
+from paac_tf import errors
+from paac_tf.runtime import startup
+
+_RESULT_FIELDS = ("env_steps", "updates", "episodes", "average_return", "reason")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+  """What a training run did.
+
+  Attributes:
+    root_dir: the run directory (summaries, checkpoints, exports, operative_config.gin).
+    policy_dir: the newest exported SavedModel (`root_dir/policies/<model>/<version>`), or
+      None if the run exported none.
+    env_steps: agent steps done, over the whole run (resumes included).
+    updates: gradient steps: PAAC updates, Ape-X learner steps.
+    episodes: episodes finished over the whole run.
+    average_return: the average return of the last 100 episodes (nan before the first).
+    reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
+      average return reached) or 'signal' (SIGINT/SIGTERM).
+    metrics: every value the training loop returned (Ape-X adds replay and actor counts).
+  """
+  root_dir: str
+  policy_dir: Optional[str]
+  env_steps: int
+  updates: int
+  episodes: int
+  average_return: float
+  reason: str
+  metrics: Dict[str, Any]
+
+
+def default_root_dir(gin_files: Sequence[str]) -> str:
+  """runs/<last config's name>-<timestamp>, e.g. runs/cartpole-20261201-120000."""
+  stem = os.path.splitext(os.path.basename(gin_files[-1]))[0] if gin_files else "run"
+  stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+  return os.path.join("runs", "%s-%s" % (stem, stamp))
+
+
+def newest_export(root_dir: str) -> Optional[str]:
+  """The SavedModel version directory of `root_dir/policies` with the highest version (the
+  newest export of a run), or None."""
+  base = os.path.join(root_dir, "policies")
+  found = []
+  for model in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+    for version in os.listdir(os.path.join(base, model)):
+      path = os.path.join(base, model, version)
+      if version.isdigit() and os.path.isfile(os.path.join(path, "saved_model.pb")):
+        found.append((int(version), path))
+  return max(found)[1] if found else None
+
+
+def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
+          root_dir: Optional[str] = None) -> TrainResult:
+  """Trains as `python -m paac_tf.train --gin_file=... --gin_bindings=... --root_dir=...`.
+
+  Args:
+    gin_files: config files, in order; a bare name (`'cartpole.gin'`) is one of the
+      shipped configs (paac_tf/configs/).
+    bindings: gin bindings applied after the files, e.g. `['train_eval.total_steps=20000']`.
+    root_dir: run directory (default: runs/<config>-<timestamp>); an existing run there
+      is resumed from its latest checkpoint.
+
+  Returns:
+    A TrainResult. Each call starts from a clear gin configuration, so calls in one
+    process (a notebook) do not see each other's bindings.
+
+  Raises:
+    paac_tf.errors.UserError: a bad config, binding, environment or root_dir.
+  """
+  gin_files = [gin_files] if isinstance(gin_files, str) else list(gin_files)
+  if not gin_files:
+    raise errors.UserError("Give a config, e.g. paac_tf.train(['cartpole.gin']).")
+  startup.quiet_tensorflow()
+  # pylint: disable=import-outside-toplevel
+  import gin
+  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners import train_eval as train_eval_lib
+  from paac_tf.runners import validation
+  from paac_tf.runtime import config
+  from paac_tf.runtime import root_dirs
+  # pylint: enable=import-outside-toplevel
+  gin.clear_config()
+  config.parse(gin_files, bindings)
+  validation.check_bindings()   # bad values stop here, before the run directory is made
+  root_dir = root_dirs.prepare_root_dir(root_dir or default_root_dir(gin_files))
+  logging.info("Run directory: %s", root_dir)
+  metrics = dict(train_eval_lib.train_eval(root_dir=root_dir) or {})
+  logging.info("Result: %s", metrics)
+  values = dict(metrics, updates=metrics.get("updates", metrics.get("learner_steps", 0)))
+  return TrainResult(
+      root_dir=root_dir, policy_dir=newest_export(root_dir),
+      env_steps=int(values.get("env_steps", 0)), updates=int(values["updates"]),
+      episodes=int(values.get("episodes", 0)),
+      average_return=float(values.get("average_return", float("nan"))),
+      reason=str(values.get("reason", "")), metrics=metrics)
+
+
+class Policy:
+  """An exported policy loaded with TensorFlow alone (policies/loading.py's LoadedPolicy).
+
+  Attributes:
+    policy_dir: the SavedModel version directory.
+    observation_spec: the TensorSpec of one batch of observations.
+    metadata: the export's metadata (algorithm, environment, preprocessing, agent step...).
+  """
+
+  def __init__(self, loaded):
+    self._loaded = loaded
+    self.policy_dir = loaded.policy_dir
+    self.observation_spec = loaded.observation_spec
+    self.metadata = loaded.metadata
+
+  def action(self, observations):
+    """int64 actions [B] for a batch of observations [B, ...] as the environment gives them
+    (cast to the policy's dtype), or for a batched TimeStep (its observation)."""
+    return self._loaded.actions(getattr(observations, "observation", observations))
+
+  def __repr__(self):
+    return "Policy(%r)" % self.policy_dir
+
+
+def load_policy(path: str) -> Policy:
+  """Loads an exported policy: a SavedModel version directory, a model directory (its
+  highest version) or a run directory (its newest export).
+
+  Raises:
+    paac_tf.errors.UserError: nothing loadable at `path`.
+  """
+  startup.quiet_tensorflow()
+  from paac_tf.policies import loading  # pylint: disable=import-outside-toplevel
+  run_export = newest_export(path) if path and os.path.isdir(path) else None
+  return Policy(loading.LoadedPolicy(loading.resolve_policy_dir(run_export or path)))
+
+
+def make_env(name: str, num_envs: int = 1, num_workers: int = 0, seed: int = 0,
+             **options: Any):
+  """The batched environment training uses: `num_envs` copies of `name` (an Atari game,
+  e.g. 'Pong', or a gymnasium id, e.g. 'CartPole-v1') behind one TF-Agents
+  PyEnvironment (`reset()`, `step(actions)` with [num_envs] actions, `close()`; a usable
+  `with` block). Atari gets the papers' preprocessing with training's defaults (reward
+  clipping on, no episodic life, up to 30 no-ops); `options` override them, by the
+  parameter names of `paac_tf.envs.environment.make_environment` (e.g.
+  `reward_clipping=False`). Values bound in a gin config do not apply here.
+  """
+  startup.quiet_tensorflow()
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  params = inspect.signature(environment.make_environment).parameters
+  settings = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+  unknown = sorted(set(options) - set(settings))
+  if unknown:
+    raise errors.UserError("make_env has no option %s; options: %s." % (
+        ", ".join(unknown), ", ".join(sorted(settings))))
+  settings.update(options)
+  return environment.make_environment(name, num_envs=int(num_envs),
+                                      num_workers=int(num_workers), seed=int(seed), **settings)

@@ -1,0 +1,394 @@
+"""Ape-X on a Ray cluster: the replay server, the learner and the actors as Ray actors.
+
+`python -m paac_tf.train --gin_file=apex_cartpole.gin
+--gin_bindings='train_eval.launcher="ray"'` reaches `run_ray` through `train_eval`
+(`train_eval.ray_address`: None starts a Ray on this machine for the run; 'auto' or
+'HOST:6379' joins the cluster that this machine is a node of). It
+  1. connects to Ray in the namespace "paac_tf:<root_dir>" (a second run in the same
+     root_dir on the same cluster is refused: the actors' names are taken);
+  2. starts the replay server as a Ray actor (`ray_roles.ReplayRole`, named
+     `apex_replay`), which reports its address: its node's IP as Ray knows it and the port
+     it bound (`replay_port`, or a free one);
+  3. starts the learner (`apex_learner`) and N actors (`apex_actor_I`), each a Ray actor
+     with the run's gin configuration, and logs the node of each;
+  4. watches them: an actor whose process dies is restarted by Ray (`max_restarts` =
+     `max_actor_restarts`) and its loop entered again (with a new seed); one that raises is
+     run again; past `max_actor_restarts` in all, or on an actor's UserError (a bad
+     configuration), the run stops with an error. SIGINT/SIGTERM asks the learner to stop
+     (it saves a checkpoint and exports, as in the local launcher);
+  5. once the learner returns or fails: asks the actors to stop, waits up to
+     `shutdown_grace_s` for them, then kills every Ray actor it started (`ray.kill`, in a
+     `finally`) and disconnects; a Ray it started stops with it.
+
+Placement (`run_ray` bindings): by default learner and replay run on the node of this
+command (where root_dir is) and the actors are spread over the cluster (SPREAD). Each
+role's Ray actor options (num_cpus, resources, scheduling_strategy, ...) can be set, e.g.
+a custom resource that only the learner's node offers ("apex_learner") and one that only
+the actor nodes offer ("apex_actor"); see docs/apex.md#run-on-a-cluster.
+
+Outputs are the local launcher's: root_dir/train (summaries, checkpoints), policies/,
+actors/actor_I (actor summaries), operative_config.gin; each written by the node that runs
+the role, under the same path (a shared file system, or the learner's node for train/ and
+policies/). Worker logs go where Ray puts them (forwarded to this command's terminal).
+The replay is not checkpointed: a rerun in the same root_dir resumes the learner from its
+checkpoint and refills an empty replay.
+"""
+import os
+import socket
+import time
+
+from absl import logging
+import gin
+
+from paac_tf import errors
+from paac_tf.runners.apex import launcher
+from paac_tf.runners.apex import ray_roles
+from paac_tf.runtime import config
+from paac_tf.runtime import signals
+
+LEARNER_NAME = "apex_learner"
+REPLAY_NAME = "apex_replay"
+ACTOR_NAME = "apex_actor_%d"
+_DEFAULT_OPTIONS = {
+    "learner": {"num_cpus": 1},
+    "replay": {"num_cpus": 0},
+    "actor": {"num_cpus": 1, "scheduling_strategy": "SPREAD"},
+}
+_WAIT_S = 1.0   # the watch loop's poll interval
+
+
+class LearnerDiedError(errors.UserError):
+  """The learner's Ray actor died (its node or process was lost, or it was killed)."""
+
+
+def namespace_for(root_dir):
+  """The Ray namespace of the run in `root_dir` (its actors' names live there)."""
+  return "paac_tf:" + os.path.abspath(root_dir)
+
+
+def _import_ray(local):
+  """Imports Ray; for a Ray started for this run (`local`), first sets up this process's
+  environment, which Ray's processes inherit: Ray's single-machine mode (as on macOS: its
+  addresses on loopback, not on the network; read when Ray is imported) and TensorFlow's
+  C++ log level of the one-machine launcher."""
+  if local:
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  try:
+    import ray  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    raise errors.UserError(
+        "train_eval.launcher = 'ray' needs Ray: pip install -e '.[ray]' (on every node of "
+        "the cluster).") from None
+  return ray
+
+
+def _role_options(learner_options=None, replay_options=None, actor_options=None):
+  """{role: Ray actor options}: each role's defaults updated with the given dict."""
+  given = {"learner": learner_options, "replay": replay_options, "actor": actor_options}
+  out = {}
+  for role, defaults in _DEFAULT_OPTIONS.items():
+    options = given[role] or {}
+    if not isinstance(options, dict):
+      raise errors.UserError("run_ray.%s_options must be a dict of Ray actor options, got %r."
+                             % (role, options))
+    out[role] = {**defaults, **options}
+  return out
+
+
+def _node_id(ray, learner_node):
+  """The node id that `learner_node` names: 'driver' (this command's node) or an IP."""
+  if learner_node == "driver":
+    return ray.get_runtime_context().get_node_id()
+  nodes = [n for n in ray.nodes() if n.get("Alive")]
+  for node in nodes:
+    if node["NodeManagerAddress"] == learner_node:
+      return node["NodeID"]
+  raise errors.UserError("run_ray.learner_node = %r: no live node of the cluster has this IP "
+                         "(nodes: %s)." % (learner_node, ", ".join(
+                             sorted(n["NodeManagerAddress"] for n in nodes)) or "none"))
+
+
+def _pin(ray, options, learner_node):
+  """Learner and replay on `learner_node`'s node unless their options place them."""
+  if learner_node is None:
+    return
+  from ray.util import scheduling_strategies  # pylint: disable=import-outside-toplevel
+  strategy = scheduling_strategies.NodeAffinitySchedulingStrategy(
+      node_id=_node_id(ray, learner_node), soft=False)
+  for role in ("learner", "replay"):
+    options[role].setdefault("scheduling_strategy", strategy)
+
+
+def _connect(ray, address, root_dir, options, num_actors):
+  """ray.init: joins the cluster at `address`, or starts a Ray on this machine (None):
+  on loopback, without dashboard, with a logical CPU for every role that asks one."""
+  kwargs = {"namespace": namespace_for(root_dir)}
+  if address is None:
+    needed = (options["learner"].get("num_cpus", 0) + options["replay"].get("num_cpus", 0) +
+              num_actors * options["actor"].get("num_cpus", 0))
+    kwargs.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                  num_cpus=max(os.cpu_count() or 1, int(needed + 0.999)))
+  else:
+    _check_reachable(address)
+    kwargs["address"] = address
+  try:
+    ray.init(**kwargs)
+  except ConnectionError as e:
+    raise errors.UserError("Cannot connect to the Ray cluster at %r (train_eval.ray_address): "
+                           "%s" % (address, errors.user_message(e))) from None
+
+
+def _check_reachable(address, timeout_s=10.0):
+  """A UserError unless HOST:PORT accepts connections (ray.init would retry forever).
+  A loopback HOST is replaced by this machine's address first, as Ray does."""
+  if address == "auto" or "://" in address or ":" not in address:
+    return                      # found by Ray, or Ray Client: ray.init reports failures
+  from ray._private import services  # pylint: disable=import-outside-toplevel
+  try:
+    address = services.canonicalize_bootstrap_address(address) or address
+  except Exception:  # pylint: disable=broad-except  (a malformed address: Ray says why)
+    return
+  host, port = address.rsplit(":", 1)
+  try:
+    socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+  except (OSError, ValueError) as e:
+    raise errors.UserError(
+        "No Ray cluster answers at %s (train_eval.ray_address): %s. Start one with `ray start "
+        "--head` (docs/apex.md#run-on-a-cluster), or leave ray_address unset for a Ray on "
+        "this machine." % (address, e)) from None
+
+
+def _cause(ray, error):
+  """The exception a Ray task raised (RayTaskError), else the error itself."""
+  if isinstance(error, ray.exceptions.RayTaskError) and error.cause is not None:
+    return error.cause
+  return error
+
+
+def _describe(options):
+  """Ray actor options for a message: a node-affinity strategy as the node it names."""
+  strategy = options.get("scheduling_strategy")
+  if getattr(strategy, "node_id", None):
+    options = {**options, "scheduling_strategy": "node %s" % strategy.node_id}
+  return options
+
+
+def _first_line(error):
+  return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+@gin.configurable(module="apex")
+def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors=None,
+            learner_node="driver", learner_options=None, replay_options=None,
+            actor_options=None, replay_port=None, max_actor_restarts=20,
+            shutdown_grace_s=10.0, start_timeout_s=300.0):
+  """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
+
+  Args:
+    address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
+      (given by `train_eval.ray_address`).
+    num_actors: N actors (None: `run_local.num_actors`, which the configs set).
+    learner_node: where learner and replay run: 'driver' (the node of this command), a
+      node's IP, or None (placed by their options alone). Ignored for a role whose
+      options set a scheduling_strategy.
+    learner_options, replay_options, actor_options: Ray actor options of each role, over
+      the defaults {'num_cpus': 1}, {'num_cpus': 0} and {'num_cpus': 1,
+      'scheduling_strategy': 'SPREAD'}; e.g. {'resources': {'apex_actor': 1}}.
+    replay_port: the port the replay server binds on its node (None: a free one).
+    max_actor_restarts: actor restarts tolerated over the run before it fails.
+    shutdown_grace_s: seconds the actors get to stop before they are killed.
+    start_timeout_s: seconds to wait for every role to start (placement included).
+  """
+  ray = _import_ray(local=address is None)
+  if num_actors is None:
+    num_actors = config.configured_or_default(launcher.run_local, "num_actors")
+  if int(num_actors) < 1:
+    raise errors.UserError("run_ray.num_actors must be >= 1, got %r." % (num_actors,))
+  options = _role_options(learner_options, replay_options, actor_options)
+  root_dir = os.path.abspath(root_dir)
+  config_text = gin.config_str()
+  _connect(ray, address, root_dir, options, int(num_actors))
+  stop = signals.StopRequest()   # after ray.init, which sets a SIGTERM handler of its own
+  run = _RayRun(ray, config_text, root_dir, env_name, int(total_steps), int(seed),
+                int(num_actors), max_actor_restarts, start_timeout_s)
+  try:
+    _pin(ray, options, learner_node)
+    return run.run(options, replay_port, stop, shutdown_grace_s)
+  finally:
+    run.kill_all()
+    stop.restore()
+    ray.shutdown()
+
+
+class _RayRun:
+  """One run's Ray actors: started, watched, stopped, killed."""
+
+  def __init__(self, ray, config_text, root_dir, env_name, total_steps, seed, num_actors,
+               max_actor_restarts, start_timeout_s):
+    self.ray, self.config_text = ray, config_text
+    self.root_dir, self.env_name = root_dir, env_name
+    self.total_steps, self.seed, self.num_actors = total_steps, seed, num_actors
+    self.max_actor_restarts = int(max_actor_restarts)
+    self.start_timeout_s = float(start_timeout_s)
+    self.handles = []           # every Ray actor started, for kill_all
+    self.actors = []
+    self.starts = [0] * num_actors
+    self.restarts = 0
+    self.failure = None
+    self.replay_address = None
+
+  def _create(self, role_class, name, options, **extra):
+    try:
+      handle = self.ray.remote(role_class).options(
+          **{**options, **extra, "name": name}).remote(self.config_text)
+    except ValueError as e:
+      if "already taken" in str(e):
+        raise errors.UserError(
+            "A run in %s is already going on this Ray cluster (its Ray actor %r exists)."
+            % (self.root_dir, name)) from None
+      raise errors.UserError("Bad Ray actor options for %s: %s %s" % (
+          name, options, errors.user_message(e))) from None
+    self.handles.append(handle)
+    return handle
+
+  def _get(self, ref, what, options, deadline):
+    """ray.get until `deadline` (time.monotonic()); a UserError naming `what`, its Ray
+    options and the cluster's free resources if it has not started by then."""
+    try:
+      return self.ray.get(ref, timeout=max(1.0, deadline - time.monotonic()))
+    except self.ray.exceptions.GetTimeoutError:
+      raise errors.UserError(
+          "%s did not start within %.0f s: does any node offer what it asks (%s)? Free in "
+          "the cluster: %s." % (what, self.start_timeout_s, _describe(options),
+                                self.ray.available_resources())) from None
+    except self.ray.exceptions.RayActorError as e:
+      raise errors.UserError("%s died while starting: %s" % (what, _first_line(e))) from None
+    except self.ray.exceptions.RayTaskError as e:
+      cause = _cause(self.ray, e)
+      if isinstance(cause, errors.UserError):
+        raise cause from None
+      raise
+
+  def _submit(self, index):
+    return self.actors[index].run.remote(
+        self.replay_address, index, self.num_actors, self.env_name, self.root_dir, self.seed,
+        self.starts[index])
+
+  def run(self, options, replay_port, stop, grace_s):
+    deadline = time.monotonic() + self.start_timeout_s
+    replay = self._create(ray_roles.ReplayRole, REPLAY_NAME, options["replay"])
+    self.replay_address = self._get(replay.start.remote(self.env_name, replay_port),
+                                    "The replay server", options["replay"], deadline)
+    learner = self._create(ray_roles.LearnerRole, LEARNER_NAME, options["learner"],
+                           max_concurrency=2, max_restarts=0)
+    self.actors = [self._create(ray_roles.ActorRole, ACTOR_NAME % i, options["actor"],
+                                max_concurrency=2, max_restarts=self.max_actor_restarts)
+                   for i in range(self.num_actors)]
+    learner_ref = learner.run.remote(self.replay_address, self.root_dir, self.env_name,
+                                     self.total_steps, self.seed)
+    pending = {self._submit(i): (i, "run") for i in range(self.num_actors)}
+    roles = [(learner, "The learner", options["learner"])] + [
+        (actor, "Actor %d" % i, options["actor"]) for i, actor in enumerate(self.actors)]
+    places = [self._get(handle.where.remote(), what, opts, deadline)
+              for handle, what, opts in roles]
+    logging.info("Ape-X on Ray: replay %s; learner on node %s (%s); actors on %s.",
+                 self.replay_address, places[0]["node_id"], places[0]["ip"],
+                 ", ".join("%d: node %s (%s)" % (i, p["node_id"], p["ip"])
+                           for i, p in enumerate(places[1:])))
+    stop_sent = False
+    while True:
+      ready, _ = self.ray.wait([learner_ref] + list(pending), num_returns=1, timeout=_WAIT_S)
+      if learner_ref in ready:
+        break
+      for ref in ready:
+        self._actor_ended(ref, pending.pop(ref), pending)
+      if (stop.requested or self.failure is not None) and not stop_sent:
+        learner.request_stop.remote()
+        stop_sent = True
+    result = self._learner_result(learner_ref, places[0])
+    self._stop_actors(pending, grace_s)
+    if self.failure is not None:
+      raise self.failure
+    result["actor_restarts"] = self.restarts
+    return result
+
+  def _actor_ended(self, ref, entry, pending):
+    """A call to an actor returned or failed. `entry`: (index, 'run' or 'probe').
+
+    `run` returned: the actor ended by itself (the learner's `done`). `run` raised: run
+    again (a restart). The actor's process died: a restart too; Ray starts a new process,
+    which `where` probes until it answers (calls fail with ActorUnavailableError while Ray
+    restarts it), then `run` is called again. ActorDiedError on a probe: Ray gave up."""
+    index, kind = entry
+    exceptions = self.ray.exceptions
+    try:
+      outcome = self.ray.get(ref)
+    except exceptions.RayTaskError as e:
+      cause = _cause(self.ray, e)
+      if isinstance(cause, errors.UserError):
+        self.failure = cause
+      elif self._count_restart(index, "failed (%s)" % _first_line(cause)):
+        pending[self._submit(index)] = (index, "run")
+      return
+    except exceptions.RayActorError as e:
+      if kind == "run" and not self._count_restart(index, "died (%s)" % _first_line(e)):
+        return
+      if kind == "probe" and isinstance(e, exceptions.ActorDiedError):
+        self.failure = launcher.ActorFailedError(
+            "Actor %d is dead and Ray does not restart it: %s" % (index, _first_line(e)))
+        return
+      if kind == "probe":
+        time.sleep(_WAIT_S / 2)    # still restarting: probe again
+      pending[self.actors[index].where.remote()] = (index, "probe")
+      return
+    if kind == "probe":
+      logging.info("Actor %d runs again on node %s (pid %d).", index, outcome["node_id"],
+                   outcome["pid"])
+      pending[self._submit(index)] = (index, "run")
+    else:
+      logging.info("Actor %d stopped (%s).", index, outcome.get("reason"))
+
+  def _count_restart(self, index, why):
+    """Counts a restart of actor `index`; False (and the run's failure set) past the limit."""
+    if self.restarts >= self.max_actor_restarts:
+      self.failure = launcher.ActorFailedError(
+          "Actor %d %s and the restart limit (%d) is reached." % (
+              index, why, self.max_actor_restarts))
+      logging.error("%s", self.failure)
+      return False
+    self.restarts += 1
+    self.starts[index] += 1
+    logging.warning("Actor %d %s; running it again (restart %d of at most %d).", index, why,
+                    self.restarts, self.max_actor_restarts)
+    return True
+
+  def _learner_result(self, learner_ref, place):
+    try:
+      return self.ray.get(learner_ref)
+    except self.ray.exceptions.RayTaskError as e:
+      raise _cause(self.ray, e) from None
+    except self.ray.exceptions.RayActorError as e:
+      raise LearnerDiedError(
+          "The learner (Ray actor %s on node %s, %s) died: %s Its checkpoints are in %s: run "
+          "the same command again to resume." % (
+              LEARNER_NAME, place["node_id"], place["ip"], _first_line(e),
+              os.path.join(self.root_dir, "train"))) from None
+
+  def _stop_actors(self, pending, grace_s):
+    """Asks the actors still running to stop; waits up to `grace_s` for them."""
+    for actor in self.actors:
+      actor.request_stop.remote()
+    if pending:
+      self.ray.wait(list(pending), num_returns=len(pending), timeout=float(grace_s))
+
+  def kill_all(self):
+    """Kills every Ray actor this run started (their processes; the replay's port frees)."""
+    for handle in self.handles:
+      try:
+        self.ray.kill(handle, no_restart=True)
+      except Exception as e:  # pylint: disable=broad-except  (already gone, Ray shut down)
+        logging.info("ray.kill: %s", e)
+    if self.handles:
+      logging.info("Killed the run's %d Ray actors.", len(self.handles))
+    self.handles = []

@@ -1,0 +1,120 @@
+"""The Ape-X processes as Ray actors: the replay server, the learner and an actor.
+
+Plain classes; `ray_launcher.py` wraps them with `ray.remote` and places them on the
+cluster. Each runs in a Ray worker process of its own (on any node), parses the run's gin
+configuration (sent as text by the launcher) and then runs the same code as the
+one-machine launcher's processes: `replay.start_server`, `learner.apex_learner`,
+`actor.apex_actor`. Learner and actors are threaded Ray actors (max_concurrency 2): `run`
+holds one thread while `request_stop` and `where` answer on the other.
+
+Ray is imported only inside methods (the module is imported by Ray's workers, where it is
+installed; the package itself works without it).
+"""
+import os
+import threading
+
+from absl import logging
+import gin
+
+from paac_tf.envs import environment  # noqa: F401  (registers `make_environment`)
+from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import learner as learner_lib
+from paac_tf.runners.apex import replay as replay_lib
+
+
+class _Stop:
+  """A stop request set by the launcher (`request_stop`), read by the training loops."""
+
+  def __init__(self):
+    self._event = threading.Event()
+
+  @property
+  def requested(self):
+    return self._event.is_set()
+
+  def set(self):
+    self._event.set()
+
+
+def _set_up(config_text):
+  """Logging for Ray's log forwarding, and the run's gin configuration in this process.
+
+  The launcher's process registered every configurable of the package and checked the
+  configuration; this one knows those that the Ape-X processes use (the modules imported
+  above and theirs), so bindings of others (PAAC's, train_eval's) are skipped.
+  """
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  logging.set_verbosity(logging.INFO)
+  gin.clear_config()
+  gin.parse_config(config_text, skip_unknown=True)
+
+
+def where():
+  """{'node_id', 'ip', 'pid'} of this Ray worker."""
+  import ray  # pylint: disable=import-outside-toplevel
+  return {"node_id": ray.get_runtime_context().get_node_id(),
+          "ip": ray.util.get_node_ip_address(), "pid": os.getpid()}
+
+
+def host_port(ip, port):
+  """HOST:PORT for a gRPC client, IPv6 addresses in brackets."""
+  return ("[%s]:%d" if ":" in ip else "%s:%d") % (ip, int(port))
+
+
+class ReplayRole:
+  """The Reverb server (`replay.start_server`)."""
+
+  def __init__(self, config_text):
+    _set_up(config_text)
+    self._server = None
+
+  def start(self, env_name, port=None):
+    """Starts the server on `port` (None: a free one); returns the HOST:PORT that learner
+    and actors connect to: this node's IP as Ray knows it."""
+    self._server = replay_lib.start_server(replay_lib.layout_for(env_name), port=port)
+    return host_port(where()["ip"], self._server.port)
+
+  def where(self):
+    return where()
+
+
+class LearnerRole:
+  """The learner (`learner.apex_learner`) with a stop request the launcher can set."""
+
+  def __init__(self, config_text):
+    _set_up(config_text)
+    self._stop = _Stop()
+
+  def run(self, replay_address, root_dir, env_name, total_steps, seed):
+    """Trains to the end; the result has the learner's operative gin configuration too."""
+    result = learner_lib.apex_learner(replay_address, root_dir, env_name, total_steps,
+                                      seed=seed, stop=self._stop)
+    result["learner_operative_config"] = gin.operative_config_str()
+    return result
+
+  def request_stop(self):
+    """Finish the current update, save a checkpoint, export, return (as on SIGINT)."""
+    self._stop.set()
+
+  def where(self):
+    return where()
+
+
+class ActorRole:
+  """One actor (`actor.apex_actor`). Ray restarts a crashed one (a new process, this
+  constructor again); the launcher then calls `run` again with the next `start`."""
+
+  def __init__(self, config_text):
+    _set_up(config_text)
+    self._stop = _Stop()
+
+  def run(self, replay_address, actor_index, num_actors, env_name, root_dir, seed, start):
+    seed = actor_lib.actor_seed(seed, actor_index, start=start)
+    return actor_lib.apex_actor(replay_address, actor_index, num_actors, env_name,
+                                root_dir=root_dir, seed=seed, stop=self._stop)
+
+  def request_stop(self):
+    self._stop.set()
+
+  def where(self):
+    return where()

@@ -1,0 +1,78 @@
+"""The shipped configs (paac_tf/configs/, package data): each one runs through the CLI from
+a directory outside the repository (bare names and `include`s resolve inside the package),
+shortened by bindings to a few hundred agent steps."""
+import glob
+import os
+
+import gin
+import pytest
+
+from conftest import REPO, run_module
+
+from paac_tf import configurables  # noqa: F401  (registers the configurables gin parses)
+from paac_tf import errors
+from paac_tf.runtime import config
+
+SHORT = "--gin_bindings=train_eval.total_steps=%d"
+PAAC_SMALL = ("--gin_bindings=paac_train.num_envs=8", "--gin_bindings=paac_train.num_workers=1")
+APEX_SMALL = ("--gin_bindings=run_local.num_actors=1",
+              "--gin_bindings=apex_replay.learning_starts=200",
+              "--gin_bindings=apex_replay.capacity=10000")
+# Per config: agent steps and the bindings that make the run small; every shipped config
+# must be listed here.
+RUNS = {
+    "atari.gin": (400, PAAC_SMALL),
+    "atari_fast.gin": (400, PAAC_SMALL),
+    "atari_nature.gin": (400, PAAC_SMALL),
+    "atari_paper.gin": (400, PAAC_SMALL),
+    "cartpole.gin": (400, PAAC_SMALL),
+    "apex_cartpole.gin": (2000, APEX_SMALL),
+    "apex_atari.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
+                                           "--gin_bindings=apex_learner.batch_size=32")),
+}
+
+
+def test_every_shipped_config_has_a_short_run():
+  assert sorted(RUNS) == config.available_configs()
+  assert all(os.path.dirname(config.resolve_gin_file(name)) == config.CONFIGS_DIR
+             for name in RUNS)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_shipped_config_runs_through_the_cli(name, tmp_path):
+  steps, bindings = RUNS[name]
+  root = str(tmp_path / "run")
+  proc = run_module("paac_tf.train", "--gin_file=" + name, "--root_dir=" + root,
+                    SHORT % steps, *bindings, timeout=300, cwd=str(tmp_path),
+                    env={"PYTHONPATH": REPO})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  exported = glob.glob(os.path.join(root, "policies", "*", "*", "saved_model.pb"))
+  assert exported, os.listdir(root)
+  assert int(exported[0].split(os.sep)[-2]) >= steps   # the export's version: its agent step
+  with open(os.path.join(root, "operative_config.gin")) as f:
+    operative = f.read()
+  assert "train_eval.total_steps = %d" % steps in operative
+  if name.startswith("atari_"):   # includes atari.gin, found beside it
+    assert "train_eval.env_name = 'Pong'" in operative
+
+
+def test_a_users_include_resolves_beside_the_including_file(tmp_path, monkeypatch):
+  (tmp_path / "configs").mkdir()
+  (tmp_path / "configs" / "base.gin").write_text(
+      "train_eval.env_name = 'CartPole-v1'\ntrain_eval.total_steps = 100\n")
+  (tmp_path / "configs" / "mine.gin").write_text(
+      "include 'base.gin'\ntrain_eval.total_steps = 200\n")
+  (tmp_path / "broken.gin").write_text("include 'nowhere.gin'\n")
+  monkeypatch.chdir(tmp_path)          # neither file is in the current directory
+  gin.clear_config()
+  try:
+    config.parse([os.path.join("configs", "mine.gin")], [])
+    assert config.configured("train_eval.env_name") == "CartPole-v1"
+    assert config.configured("train_eval.total_steps") == 200
+    gin.clear_config()
+    with pytest.raises(errors.ConfigError, match="nowhere.gin"):   # not an OSError traceback
+      config.parse(["broken.gin"], [])
+  finally:
+    gin.clear_config()

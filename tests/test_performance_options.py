@@ -1,0 +1,308 @@
+"""Speed options and their measurements: the networks' bfloat16 precision (its choice, its
+outputs, the benchmark's bf16-vs-float32 part and priorities' agreement), the rollout's
+shared observation arrays (the loop's updates unchanged), the TF-Agents baseline, and the
+wall minutes to a score from committed runs."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tf_agents.specs import array_spec
+
+from paac_tf import errors
+from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.envs import batched
+from paac_tf.envs import environment
+from paac_tf.networks import actor_critic
+from paac_tf.networks import dueling_q
+from paac_tf.networks import precision
+from paac_tf.runners.paac import rollout
+from paac_tf.tools import benchmark_tables
+from paac_tf.tools import precision_measurements
+
+pytestmark = pytest.mark.timeout(240)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ATARI = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
+
+
+# --- precision ---------------------------------------------------------------------------
+def test_auto_precision_follows_the_cpu_flags_and_gpus(tmp_path):
+  with_bf16, without = tmp_path / "bf16", tmp_path / "plain"
+  with_bf16.write_text("processor : 0\nflags : fpu sse avx512f avx512_bf16 avx512_vnni\n")
+  without.write_text("processor : 0\nflags : fpu sse avx512f avx512_vnni\n")
+  assert precision.cpu_has_bf16(str(with_bf16)) and not precision.cpu_has_bf16(str(without))
+  assert not precision.cpu_has_bf16(str(tmp_path / "missing"))
+  assert precision.resolve("auto", str(with_bf16), has_gpu=False) == "mixed_bfloat16"
+  assert precision.resolve("auto", str(without), has_gpu=False) == "float32"
+  assert precision.resolve("auto", str(with_bf16), has_gpu=True) == precision.GPU_AUTO
+  assert precision.resolve("float32", str(with_bf16)) == "float32"
+  assert precision.resolve("mixed_bfloat16", str(without)) == "mixed_bfloat16"
+  with pytest.raises(errors.ConfigError, match="Unknown precision 'bf16'"):
+    precision.resolve("bf16")
+
+
+def test_bfloat16_networks_keep_float32_variables_and_outputs():
+  obs = np.random.default_rng(0).integers(0, 256, (8, 84, 84, 4), dtype=np.uint8)
+  for build, kwargs in ((actor_critic.build_actor_critic, {"torso": "arch_nips"}),
+                        (dueling_q.build_dueling_q, {"head_units": 16})):
+    f32 = build(6, ATARI, **kwargs)
+    bf16 = build(6, ATARI, precision="mixed_bfloat16", **kwargs)
+    assert bf16.precision == "mixed_bfloat16" and f32.precision == "float32"
+    bf16.set_weights(f32.get_weights())     # the same variables, all float32
+    assert {v.dtype for v in bf16.variables} == {tf.float32}
+    assert {layer.compute_dtype for layer in bf16.torso.layers} == {"bfloat16"}
+    out32, out16 = tf.nest.flatten(f32(obs)), tf.nest.flatten(bf16(obs))
+    for a, b in zip(out32, out16):
+      assert b.dtype == tf.float32
+      scale = float(tf.reduce_max(tf.abs(a)))
+      np.testing.assert_allclose(b.numpy(), a.numpy(), atol=0.05 * scale)
+      assert not np.array_equal(b.numpy(), a.numpy())   # bfloat16 did compute
+
+
+def test_bfloat16_paac_train_step_updates_float32_weights():
+  model = actor_critic.build_actor_critic(6, ATARI, precision="mixed_bfloat16")
+  agent = agent_lib.PaacAgent(model, total_updates=10)
+  rng = np.random.default_rng(1)
+  before = [w.copy() for w in model.get_weights()]
+  obs = rng.integers(0, 256, (3, 4, 84, 84, 4), dtype=np.uint8)
+  step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], (3, 4)), np.ones((3, 4)),
+                        np.zeros((3, 4)), np.zeros((3, 4))]).astype(np.float32)
+  metrics = agent.train_packed(obs, rng.integers(0, 6, (3, 4)), step_data,
+                               np.zeros((4, 4), np.float32)).numpy()
+  assert metrics.dtype == np.float32 and np.all(np.isfinite(metrics))
+  assert all(w.dtype == np.float32 for w in model.get_weights())
+  assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+
+
+def test_rank_agreement():
+  scores = np.arange(100.0)
+  same = precision_measurements.rank_agreement(scores, scores * 2 + 1)
+  assert same == {"spearman": pytest.approx(1.0), "top_overlap": 1.0}
+  reverse = precision_measurements.rank_agreement(scores, -scores)
+  assert reverse == {"spearman": pytest.approx(-1.0), "top_overlap": 0.0}
+  swapped = scores.copy()
+  swapped[[89, 90]] = swapped[[90, 89]]       # one item leaves the top 10, one enters
+  assert precision_measurements.rank_agreement(scores, swapped)["top_overlap"] == 0.9
+
+
+def test_precision_part_measures_both_precisions_and_the_priorities():
+  """The benchmark's 'precision' part at small sizes, and its table."""
+  args = dict(game="Pong", num_envs=4, t_max=3, apex_batch_size=24, apex_act_batch_size=4,
+              num_rounds=2, seconds=0.05)
+  result = precision_measurements.part_precision(networks=("arch_nips",), **args)
+  rates = result["rates"]
+  assert set(rates) == {"paac_act arch_nips", "paac_train arch_nips", "apex_act",
+                        "apex_learner"}
+  for x in rates.values():
+    assert x["float32"] > 0 and x["mixed_bfloat16"] > 0
+    assert x["ratio_min"] <= x["ratio"] <= x["ratio_max"]
+  p = result["priorities"]
+  assert p["batch_size"] == 24 and -1.0 <= p["spearman"] <= 1.0
+  assert p["spearman"] > 0.9 and 0.0 <= p["top_overlap"] <= 1.0
+  table, summary = benchmark_tables.summarize([dict(result, part="precision", **args)], 4)
+  assert "| PAAC act, arch_nips | 4 |" in table and "| Ape-X learner step" in table
+  assert "Spearman rank correlation **%.4f**" % p["spearman"] in table
+  assert summary["precision"]["apex_learner"]["bf16_vs_f32"] == rates["apex_learner"]["ratio"]
+
+
+def test_replay_sample_windows_stay_in_one_episode():
+  rng = np.random.default_rng(0)
+  steps, n = 6, 2
+  obs = rng.integers(0, 256, (steps, n, 84, 84, 4), dtype=np.uint8)
+  step_types = np.ones((steps, n), np.int32)
+  step_types[3, 0] = batched.LAST           # env 0's windows through step 3 are skipped
+  rewards = np.ones((steps, n), np.float32)
+  sample = precision_measurements.replay_sample(obs, rewards, step_types, 6, 3)
+  frames, transition = sample.data["frames"], sample.data["transition"]
+  assert frames.shape == (3, 7, 84, 84)
+  for item in range(3):
+    matches = [(t, e) for t in range(steps - 3) for e in range(n)
+               if np.array_equal(frames[item, :4], np.moveaxis(obs[t, e], -1, 0))]
+    assert len(matches) == 1
+    t, e = matches[0]
+    assert np.all(step_types[t + 1:t + 4, e] == 1)
+    np.testing.assert_array_equal(frames[item, 4:], obs[t + 1:t + 4, e, ..., -1])
+    assert transition[item, 1] == pytest.approx(1 + 0.99 + 0.99 ** 2)
+    assert transition[item, 2] == pytest.approx(0.99 ** 3) and transition[item, 3] == 3
+
+
+# --- the rollout's shared observation arrays --------------------------------------------
+def _reference_updates(env, agent, t_max, updates, num_groups):
+  """The synchronous PAAC loop written plainly (the rollout before its shared arrays): act
+  on each observation (group by group, as the runner does), step, stack the rollout, train."""
+  def act(observation):
+    return np.concatenate([agent.act_packed(part).numpy()
+                           for part in np.split(observation, num_groups)])
+  time_step = env.reset()
+  packed = act(time_step.observation)
+  for _ in range(updates):
+    rollout_steps = []
+    for _ in range(t_max):
+      actions = packed[:, 0].astype(np.int64)
+      decided = (np.array(time_step.observation), actions, time_step.step_type == batched.LAST,
+                 packed[:, 1])
+      time_step = env.step(actions)
+      rollout_steps.append(decided + (time_step.reward, time_step.discount,
+                                      time_step.step_type == batched.LAST))
+      packed = act(time_step.observation)
+    obs, actions, is_last, values, rewards, discounts, next_last = (
+        np.stack(x) for x in zip(*rollout_steps))
+    step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
+    agent.train_packed(obs, actions, step_data,
+                       np.concatenate([values, packed[None, :, 1]]).astype(np.float32))
+
+
+@pytest.mark.parametrize("env_name,num_groups", [("Pong", 1), ("Pong", 2), ("CartPole-v1", 1)])
+def test_the_loops_updates_are_unchanged(env_name, num_groups):
+  """RolloutRunner (observations received into its arrays on the Atari vector env, copied
+  there from other envs, shared with act and train) makes exactly the updates of the plain
+  loop: same actions sampled, same weights after several updates."""
+  t_max, n, updates = 5, 4, 3
+  torso = "arch_nips" if env_name == "Pong" else "mlp"
+  weights = None
+  results = []
+  for runner_kind in ("reference", "runner"):
+    env = environment.make_environment(env_name, n, 0, seed=7, num_groups=num_groups)
+    try:
+      model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), torso)
+      if weights is None:
+        weights = model.get_weights()
+      model.set_weights(weights)
+      agent = agent_lib.PaacAgent(model, total_updates=100, seed=3)
+      if runner_kind == "reference":
+        _reference_updates(env, agent, t_max, updates, num_groups)
+      else:
+        runner = rollout.RolloutRunner(env, agent, t_max)
+        receives_into = runner._recv_into   # pylint: disable=protected-access
+        assert receives_into == [env_name == "Pong"] * num_groups
+        for _ in range(updates):
+          runner.run_update()
+      results.append(model.get_weights())
+    finally:
+      env.close()
+  assert not all(np.array_equal(a, b) for a, b in zip(weights, results[0]))   # it trained
+  for a, b in zip(*results):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_as_tensor_shares_aligned_arrays_and_copies_others():
+  shared = rollout.aligned_empty((2, 84, 84, 4), np.uint8)
+  assert shared.ctypes.data % rollout.TENSOR_ALIGNMENT == 0 and shared.flags.c_contiguous
+  shared[...] = 1
+  tensor = rollout.as_tensor(shared)
+  shared[0, 0, 0, 0] = 9
+  assert int(tensor[0, 0, 0, 0]) == 9 and int(tf.reduce_sum(tf.cast(tensor, tf.int64))) == (
+      shared.astype(np.int64).sum())
+  unaligned = np.empty(2 * 28224 + 1, np.uint8)[1:].reshape(2, 84, 84, 4)
+  unaligned[...] = 1
+  copied = rollout.as_tensor(unaligned)
+  unaligned[0, 0, 0, 0] = 9
+  assert int(copied[0, 0, 0, 0]) == 1
+
+
+# --- TF-Agents baseline ----------------------------------------------------------------
+def test_tf_agents_baseline_part_measures_both_loops_in_alternating_rounds():
+  """The benchmark's 'tf_agents' part at small sizes (in a fresh process: the baseline
+  forks its environment processes), and its table."""
+  code = r'''
+import json
+from paac_tf.tools import benchmark_tables, tf_agents_baseline
+args = dict(game="Pong", num_envs=4, num_workers=2, t_max=5, num_rounds=2, seconds=0.3)
+r = tf_agents_baseline.part_tf_agents(**args)
+r.update(part="tf_agents", **args)
+table, summary = benchmark_tables.summarize([r], 4)
+print(json.dumps({"result": r, "table": table, "summary": summary}))
+'''
+  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                        timeout=230)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  result = out["result"]
+  assert len(result["rounds"]) == 2
+  for r in result["rounds"]:
+    assert all(r[k] > 0 for k in ("baseline_env", "vector_env", "portable_env",
+                                  "baseline_loop", "loop"))
+    assert r["loop_vs_baseline_loop"] == pytest.approx(r["loop"] / r["baseline_loop"])
+  median = result["median"]["loop_vs_baseline_loop"]
+  assert "| median |" in out["table"] and "**%.2f**" % median in out["table"]
+  assert out["summary"]["tf_agents"]["loop_vs_baseline_loop"] == median
+
+
+def test_driver_loop_trains_on_t_max_steps_of_every_environment():
+  """The baseline's update: t_max batched steps gathered time-major into PaacAgent's train
+  step (in a fresh process: the baseline forks its environment processes)."""
+  code = r'''
+import json
+import numpy as np
+from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.networks import actor_critic
+from paac_tf.tools import tf_agents_baseline
+from tf_agents.specs import array_spec
+env = tf_agents_baseline.parallel_env("Pong", 2)
+try:
+  spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
+  agent = agent_lib.PaacAgent(actor_critic.build_actor_critic(6, spec), total_updates=10)
+  seen = []
+  train = agent.train_packed
+  agent.train_packed = lambda *a: seen.append([x.shape.as_list() for x in a]) or train(*a)
+  loop = tf_agents_baseline.DriverLoop(env, agent, t_max=3)
+  steps = [loop.update() for _ in range(2)]
+  print(json.dumps({"steps": steps, "shapes": seen,
+                    "updates": int(agent.optimizer.iterations.numpy())}))
+finally:
+  env.close()
+'''
+  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                        timeout=230)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert out["steps"] == [6, 6] and out["updates"] == 2
+  assert out["shapes"][0] == [[3, 2, 84, 84, 4], [3, 2], [4, 3, 2], [4, 2]]
+
+
+# --- wall minutes to a score --------------------------------------------------------------
+def _publish(folder, env_name, points, command="python -m paac_tf.train --gin_file=atari.gin"):
+  """A results folder: run_info.json and summaries.csv of (agent step, wall time, return)."""
+  os.makedirs(folder)
+  with open(os.path.join(folder, "run_info.json"), "w") as f:
+    json.dump({"env_name": env_name, "algorithm": "paac", "command": command}, f)
+  with open(os.path.join(folder, "summaries.csv"), "w", newline="") as f:
+    writer = csv.writer(f)
+    writer.writerow(["step", "wall_time", "tag", "value"])
+    for step, wall, value in points:
+      writer.writerow([step, wall, "Metrics_vs_EnvironmentSteps/AverageReturn", value])
+      writer.writerow([step, wall, "Losses/total", 0.5])
+
+
+def test_time_to_score_reads_committed_runs_and_leaves_out_pauses(tmp_path):
+  # A run resumed after a 2-hour pause: 60 s, (pause), 60 s more to reach 18.
+  _publish(tmp_path / "pong_a", "Pong", [(1000, 0.0, -20.0), (2000, 60.0, 5.0),
+                                        (3000, 7260.0, 10.0), (4000, 7320.0, 18.5)])
+  _publish(tmp_path / "pong_b", "Pong", [(1000, 0.0, -20.0), (2000, 600.0, 17.0)],
+           command="python -m paac_tf.train --gin_file=apex_atari.gin")
+  _publish(tmp_path / "breakout", "Breakout", [(1000, 0.0, 30.0)])
+  os.makedirs(tmp_path / "benchmark")          # no run_info.json: not a run
+  result = benchmark_tables.time_to_score(str(tmp_path))
+  rows = {os.path.basename(r["folder"]): r for r in result["rows"]}
+  assert set(rows) == {"pong_a", "pong_b"}
+  assert rows["pong_a"]["frames"] == 16000 and rows["pong_a"]["wall_minutes"] == 2.0
+  assert rows["pong_a"]["config"] == "atari.gin"
+  assert rows["pong_b"]["frames"] is None and rows["pong_b"]["config"] == "apex_atari.gin"
+  table, summary = benchmark_tables.summarize([result], 32)
+  assert "| %s | paac | atari.gin | 0.0M | **2** |" % rows["pong_a"]["folder"] in table
+  assert "| not reached | - |" in table
+  assert summary["time_to_score"][rows["pong_a"]["folder"]] == 2.0
+
+
+def test_time_to_score_of_the_committed_pong_runs():
+  rows = {os.path.basename(r["folder"]): r
+          for r in benchmark_tables.time_to_score(os.path.join(REPO, "results"))["rows"]}
+  assert "pong_paac_extended" in rows and "pong_apex" in rows
+  extended = rows["pong_paac_extended"]
+  assert 40e6 < extended["frames"] < 49.7e6 and 60 < extended["wall_minutes"] < 118
+  assert rows["pong_paac"]["frames"] is None     # 20M frames, never 18

@@ -1,0 +1,177 @@
+"""Validation of user-settable parameters before any work starts (runners/validation.py)."""
+import os
+import re
+
+import gin
+import pytest
+
+from conftest import run_module
+from paac_tf import configurables  # noqa: F401  (registers the gin configurables)
+from paac_tf import errors
+from paac_tf.envs import names
+from paac_tf.runners import train_eval
+from paac_tf.runners import validation
+from paac_tf.runtime import config
+
+pytestmark = pytest.mark.timeout(120)
+
+PAAC, APEX = "cartpole.gin", "apex_cartpole.gin"
+
+# (config, binding, what the error must say the binding allows), every kind of parameter.
+BAD_BINDINGS = [
+    # environment counts
+    (PAAC, "paac_train.num_envs = 0", "an integer >= 1"),
+    (PAAC, "paac_train.num_workers = -1", "an integer >= 0"),
+    (APEX, "apex_actor.num_envs = 2.5", "an integer >= 1"),
+    (APEX, "run_local.num_actors = 0", "an integer >= 1"),
+    (PAAC, "make_environment.num_threads = 0", "None or an integer >= 1"),
+    (PAAC, "paac_train.t_max = 0", "an integer >= 1"),
+    # learning rates, coefficients, discounts
+    (PAAC, "PaacAgent.learning_rate = 0.0", "a number > 0"),
+    (PAAC, "PaacAgent.learning_rate = 1e999", "a number > 0"),
+    (APEX, "ApexLearnerStep.learning_rate = -0.0003", "a number > 0"),
+    (PAAC, "PaacAgent.entropy_coef = -0.01", "a number >= 0"),
+    (PAAC, "PaacAgent.value_coef = 'half'", "a number >= 0"),
+    (PAAC, "PaacAgent.loss_scale = 0", "a number > 0"),
+    (PAAC, "PaacAgent.gamma = 0.0", "a number in (0, 1]"),
+    (PAAC, "PaacAgent.gamma = 1.01", "a number in (0, 1]"),
+    (APEX, "apex_actor.discount = 1.5", "a number in (0, 1]"),
+    (PAAC, "PaacAgent.rmsprop_decay = 1.0", "a number in [0, 1)"),
+    # clip norms, epsilons
+    (PAAC, "PaacAgent.max_grad_norm = 0.0", "a number > 0"),
+    (APEX, "ApexLearnerStep.max_grad_norm = -10.0", "a number > 0"),
+    (PAAC, "PaacAgent.rmsprop_epsilon = 0.0", "a number > 0"),
+    (APEX, "ApexLearnerStep.adam_epsilon = -0.0001", "a number > 0"),
+    (APEX, "apex_actor.epsilon_base = 1.5", "a number in [0, 1]"),
+    # intervals
+    (PAAC, "paac_train.checkpoint_interval = 0", "an integer >= 1"),
+    (PAAC, "paac_train.summary_interval = -5", "an integer >= 1"),
+    (PAAC, "paac_train.export_interval = 0", "None or an integer >= 1"),
+    (APEX, "apex_learner.publish_interval = 0", "an integer >= 1"),
+    (APEX, "apex_actor.report_interval_s = 0.0", "a number > 0"),
+    # replay: capacities, batch sizes, n-step, priorities, rates, target periods
+    (APEX, "apex_replay.capacity = 0", "an integer >= 1"),
+    (APEX, "apex_learner.batch_size = 0", "an integer >= 1"),
+    (APEX, "ReplayLayout.n_step = 0", "an integer >= 1"),
+    (APEX, "apex_replay.priority_exponent = -0.6", "a number >= 0"),
+    (APEX, "ApexLearnerStep.importance_beta = 1.5", "a number in [0, 1]"),
+    (APEX, "apex_replay.samples_per_insert = 0.0", "a number > 0"),
+    (APEX, "apex_replay.learning_starts = -1", "an integer >= 0"),
+    (APEX, "ApexLearnerStep.target_update_period = 0", "an integer >= 1"),
+    # the run: steps, seeds, choices, switches
+    (PAAC, "train_eval.total_steps = 0", "an integer >= 1"),
+    (PAAC, "train_eval.total_steps = 5e6", "write 5000000, not 5000000.0"),
+    (PAAC, "train_eval.seed = -1", "an integer in [0, 2147483647]"),
+    (PAAC, "train_eval.seed = 'one'", "an integer in [0, 2147483647]"),
+    (PAAC, "train_eval.algorithm = 'dqn'", "one of 'paac', 'apex'"),
+    (PAAC, "train_eval.deterministic = 1", "True or False"),
+    (PAAC, "paac_train.network = 'mlp2'", "one of 'arch_nips', 'arch_nature', 'mlp'"),
+    (PAAC, "paac_train.mlp_units = (64, 0)", "a tuple of integers >= 1"),
+    (APEX, "ApexLearnerStep.optimizer = 'sgd'", "one of 'rmsprop', 'adam'"),
+    (PAAC, "make_environment.atari_backend = 'fast'", "one of 'vector', 'portable'"),
+    (PAAC, "make_environment.reward_clipping = 'yes'", "True or False"),
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_gin():
+  gin.clear_config()
+  yield
+  gin.clear_config()
+
+
+def _error(gin_file, bindings):
+  """The one-line message `check_bindings` gives for the configuration (None if none)."""
+  config.parse([gin_file], bindings)
+  try:
+    validation.check_bindings()
+  except errors.UserError as e:
+    return errors.user_message(e)
+  return None
+
+
+@pytest.mark.parametrize("gin_file,binding,allowed", BAD_BINDINGS,
+                         ids=[b for _, b, _ in BAD_BINDINGS])
+def test_a_bad_binding_is_one_error_naming_it_and_the_allowed_values(gin_file, binding, allowed):
+  name = binding.split("=", 1)[0].strip()
+  message = _error(gin_file, [binding])
+  assert message is not None
+  assert message.startswith("%s = " % name) and ": must be " in message, message
+  assert allowed in message, message
+  assert "\n" not in message
+
+
+def test_macros_are_followed_and_references_left_to_their_callee():
+  assert "PaacAgent.gamma = 2.0: must be" in _error(PAAC, ["G = 2.0", "H = %G",
+                                                           "PaacAgent.gamma = %H"])
+  gin.clear_config()
+  assert _error(PAAC, ["paac_train.t_max = @paac/paac_train"]) is None
+
+
+def test_environments_must_split_evenly_over_worker_processes():
+  """n_e % n_w != 0 is refused where worker processes step the environments (gymnasium ids,
+  the portable Atari backend), not for the C++ vector backend, whose n_w is threads."""
+  message = _error(PAAC, ["paac_train.num_envs = 6", "paac_train.num_workers = 4"])
+  assert message.startswith("paac_train.num_envs = 6 is not a multiple of "
+                            "paac_train.num_workers = 4"), message
+  gin.clear_config()
+  assert _error(PAAC, ["paac_train.num_envs = 6", "paac_train.num_workers = 3"]) is None
+  gin.clear_config()
+  assert _error("atari.gin", ["paac_train.num_envs = 20"]) is None   # vector: 8 threads
+  gin.clear_config()
+  message = _error("atari.gin", ["paac_train.num_envs = 20",
+                                 "make_environment.atari_backend = 'portable'"])
+  assert "not a multiple of paac_train.num_workers = 8" in message, message
+  gin.clear_config()
+  assert "apex_actor.num_envs = 5 is not a multiple" in _error(
+      APEX, ["apex_actor.num_envs = 5", "apex_actor.num_workers = 2"])
+
+
+def test_unknown_environment_and_missing_required_bindings():
+  message = _error(PAAC, ["train_eval.env_name = 'Pongg'"])
+  assert message.startswith("train_eval.env_name = 'Pongg': Unknown environment"), message
+  gin.clear_config()
+  config.parse([], ["train_eval.total_steps = 100"])
+  with pytest.raises(errors.ConfigError, match="train_eval.env_name is not set"):
+    validation.check_bindings()
+
+
+@pytest.mark.parametrize("gin_file", config.available_configs())
+def test_every_binding_of_the_shipped_configs_is_checked_and_passes(gin_file):
+  config.parse([gin_file], [])
+  bound = re.findall(r"^([A-Za-z_]\w*\.\w+) = ", gin.config_str(), re.MULTILINE)
+  assert bound
+  assert not set(bound) - set(validation.CHECKS), "bindings without a check"
+  validation.check_bindings()
+
+
+def test_every_check_names_a_real_parameter():
+  # gin refuses a binding of a parameter that its configurable does not have.
+  gin.parse_config(["%s = None" % binding for binding in validation.CHECKS])
+
+
+def test_train_eval_checks_arguments_given_in_code(tmp_path):
+  root = str(tmp_path / "run")
+  with pytest.raises(errors.ConfigError, match=r"train_eval.total_steps = 0: must be"):
+    train_eval.train_eval(root, env_name="CartPole-v1", total_steps=0)
+  with pytest.raises(names.UnknownEnvironmentError, match="Closest valid names"):
+    train_eval.train_eval(root, env_name="CartPol-v1", total_steps=10)
+  assert not os.path.exists(root)
+
+
+@pytest.mark.parametrize("gin_file,binding,message", [
+    (PAAC, "PaacAgent.gamma=1.5", "error: PaacAgent.gamma = 1.5: must be a number in (0, 1]."),
+    (APEX, "apex_replay.capacity=0",
+     "error: apex_replay.capacity = 0: must be an integer >= 1."),
+])
+def test_the_cli_prints_one_error_line_exits_2_and_writes_nothing(tmp_path, gin_file, binding,
+                                                                 message):
+  root = tmp_path / "run"
+  proc = run_module("paac_tf.train", "--gin_file=" + gin_file, "--root_dir=%s" % root,
+                    "--gin_bindings=" + binding, timeout=120)
+  assert proc.returncode == 2, proc.stderr[-3000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  lines = proc.stderr.strip().splitlines()
+  assert lines[-1] == message, proc.stderr[-3000:]
+  assert [line for line in lines if line.startswith("error:")] == [message]
+  assert not root.exists()
