@@ -6,8 +6,8 @@
 
 Each --run is LABEL=FOLDER, a results folder written by tools/publish_run.py (its
 summaries.csv, run_info.json and, if present, eval.json). Writes into --output_dir:
-  <game>.png   (or <name>.png) the training average return (last 100 episodes) against frames and against
-               wall minutes, one curve per run;
+  <game>.png   (or <name>.png, --name) the training average return (last 100 episodes)
+               against frames and against wall minutes, one curve per run;
   <game>.md    a table: frames and wall minutes at which each run's training average first
                reached each threshold, its final training average and evaluation score;
   <game>.json  the same numbers.
