@@ -19,7 +19,8 @@ FLAGS = flags.FLAGS
 def _define_flags():
   flags.DEFINE_string("replay_address", None, "HOST:PORT of the Reverb replay server.")
   flags.DEFINE_integer("actor_index", 0, "This actor's index i in [0, num_actors).")
-  flags.DEFINE_integer("num_actors", 1, "N, the number of actors (sets the epsilon ladder).")
+  flags.DEFINE_integer("num_actors", 1, "The number of actors (with apex_actor.num_envs, the "
+                       "same for all, it sets the epsilon ladder).")
   flags.DEFINE_multi_string("gin_file", [], "The run's gin config(s), e.g. apex_atari.gin.")
   flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
   flags.DEFINE_string("root_dir", None, "Run directory: summaries go to actors/actor_I.")

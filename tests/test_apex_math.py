@@ -14,20 +14,59 @@ G = 0.9   # gamma of the hand computations
 
 # --- epsilon ladder -------------------------------------------------------------------------
 
-def test_epsilon_ladder_matches_the_paper():
-  assert epsilon.actor_epsilon(0, 1) == pytest.approx(0.4)
-  assert [epsilon.actor_epsilon(i, 2) for i in range(2)] == pytest.approx([0.4, 0.4 ** 8])
-  ladder = [epsilon.actor_epsilon(i, 8) for i in range(8)]
-  assert ladder == pytest.approx([0.4 ** (1 + 7 * i / 7) for i in range(8)])
-  assert ladder[3] == pytest.approx(0.4 ** 4)
-  assert all(a > b for a, b in zip(ladder, ladder[1:]))   # actor 0 explores most
-  assert epsilon.actor_epsilon(2, 5) == pytest.approx(0.4 ** (1 + 7 * 2 / 4))
+def test_epsilon_ladder_spans_every_environment_of_every_actor():
+  # 2 actors x 2 environments: N = 4, epsilon_i = 0.4 ** (1 + 7 i / 3).
+  assert epsilon.environment_epsilons(0, 2, 2) == pytest.approx([0.4, 0.4 ** (1 + 7 / 3)])
+  assert epsilon.environment_epsilons(1, 2, 2) == pytest.approx([0.4 ** (1 + 14 / 3), 0.4 ** 8])
+  assert epsilon.environment_epsilons(0, 2, 2)[1] == pytest.approx(0.04716, abs=5e-6)
+  assert epsilon.environment_epsilons(1, 2, 2)[0] == pytest.approx(0.005559, abs=5e-7)
+  # One environment per actor: the paper's per-actor ladder.
+  assert [epsilon.environment_epsilons(i, 2, 1)[0] for i in range(2)] == pytest.approx(
+      [0.4, 0.4 ** 8])
+  assert epsilon.environment_epsilons(2, 5, 1)[0] == pytest.approx(0.4 ** (1 + 7 * 2 / 4))
+  # One actor: its environments hold the whole ladder.
+  assert epsilon.environment_epsilons(0, 1, 8) == pytest.approx(
+      [0.4 ** (1 + i) for i in range(8)])
 
 
-@pytest.mark.parametrize("index,count", [(-1, 2), (2, 2), (0, 0)])
-def test_epsilon_ladder_rejects_bad_indices(index, count):
+@pytest.mark.parametrize("num_actors,num_envs", [(1, 1), (2, 1), (2, 2), (2, 32), (3, 5),
+                                                 (8, 16)])
+def test_epsilon_ladder_union_over_actors_is_the_full_ladder(num_actors, num_envs):
+  n = num_actors * num_envs
+  ladder = np.concatenate([epsilon.environment_epsilons(a, num_actors, num_envs)
+                           for a in range(num_actors)])
+  expected = [0.4] if n == 1 else [0.4 ** (1 + 7 * i / (n - 1)) for i in range(n)]
+  assert ladder.dtype == np.float64 and ladder.shape == (n,)
+  np.testing.assert_allclose(ladder, expected, rtol=1e-12)
+  assert ladder[0] == pytest.approx(0.4) and ladder[-1] == pytest.approx(0.4 if n == 1
+                                                                       else 0.4 ** 8)
+  assert all(a > b for a, b in zip(ladder, ladder[1:]))   # actor 0's first explores most
+
+
+def test_epsilon_ladder_single_environment_and_custom_base():
+  assert epsilon.environment_epsilons(0, 1, 1) == pytest.approx([0.4])
+  assert epsilon.environment_epsilons(0, 1, 1, base=0.5, alpha=3.0) == pytest.approx([0.5])
+  assert epsilon.environment_epsilons(1, 2, 1, base=0.5, alpha=3.0) == pytest.approx([0.5 ** 4])
+
+
+@pytest.mark.parametrize("index,count,envs", [(-1, 2, 4), (2, 2, 4), (0, 0, 4), (0, 1, 0),
+                                              (0, 2, -1)])
+def test_epsilon_ladder_rejects_bad_inputs(index, count, envs):
   with pytest.raises(ValueError):
-    epsilon.actor_epsilon(index, count)
+    epsilon.environment_epsilons(index, count, envs)
+
+
+def test_epsilon_greedy_takes_one_epsilon_per_row():
+  rng = np.random.default_rng(0)
+  q = np.tile(np.array([[0.0, 0.0, 1.0]]), (2, 1))
+  acts = np.stack([epsilon.epsilon_greedy(q, [1.0, 0.0], rng) for _ in range(2000)])
+  assert (acts[:, 1] == 2).all()                      # epsilon 0: always greedy
+  assert np.mean(acts[:, 0] != 2) == pytest.approx(2 / 3, abs=0.05)   # epsilon 1: uniform
+  # An actor's rows with its slice of the ladder explore at their own rates.
+  eps = epsilon.environment_epsilons(0, 1, 4)
+  acts = np.stack([epsilon.epsilon_greedy(np.tile(q[:1], (4, 1)), eps, rng)
+                   for _ in range(20000)])
+  np.testing.assert_allclose(np.mean(acts != 2, axis=0), eps * 2 / 3, atol=0.012)
 
 
 def test_epsilon_greedy_explores_at_the_given_rate():

@@ -15,12 +15,14 @@ import reverb
 import tensorflow as tf
 
 from paac_tf import errors
+from paac_tf.agents.apex import epsilon as epsilon_lib
 from paac_tf.agents.apex import learner_step as learner_step_lib
 from paac_tf.agents.apex import losses
 from paac_tf.agents.apex import n_step
 from paac_tf.envs import environment
 from paac_tf.networks import dueling_q
 from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_client
@@ -193,19 +195,36 @@ def _read_priorities(client, num_samples):
 
 
 @pytest.mark.timeout(240)
-def test_actor_initial_priorities_and_learner_priority_updates():
+def test_actor_initial_priorities_and_learner_priority_updates(monkeypatch):
   server, client, layout, spec, num_actions = _cartpole_replay()
+  acted_with = []   # the epsilons of each of the actor's batched steps
+  epsilon_greedy = epsilon_lib.epsilon_greedy
+
+  def recording_epsilon_greedy(q_values, eps, rng):
+    acted_with.append(np.array(eps, copy=True))
+    return epsilon_greedy(q_values, eps, rng)
+
+  monkeypatch.setattr(epsilon_lib, "epsilon_greedy", recording_epsilon_greedy)
   try:
     tf.random.set_seed(1)
     network = dueling_q.build_q_network(num_actions, spec)
     weights.publish(client, network, learner_step=7)
     counters = actor_lib.apex_actor(
-        "127.0.0.1:%d" % server.port, actor_index=0, num_actors=1, env_name="CartPole-v1",
+        "127.0.0.1:%d" % server.port, actor_index=1, num_actors=2, env_name="CartPole-v1",
         seed=11, num_envs=4, max_steps=60, chunk_length=4, discount=0.99, stop=_NoStop())
     size = client.server_info()[replay_layout.REPLAY_TABLE].current_size
     assert counters["items"] == size > 150
-    reports = client.server_info()[replay_layout.STATS_TABLE].current_size
-    assert reports >= 1
+    # Actor 1 of 2 x 4 environments acts with the bottom half of the 8-step ladder, one
+    # epsilon per environment: 0.4 ** (1 + 7 i / 7), i = 4..7.
+    ladder = [0.4 ** 5, 0.4 ** 6, 0.4 ** 7, 0.4 ** 8]
+    assert len(acted_with) == 60
+    for eps in acted_with:
+      np.testing.assert_allclose(eps, ladder, rtol=1e-12)
+    # Its reports carry the median of its epsilons.
+    reports = actor_reports.ActorReports()
+    assert reports.drain(client) >= 1
+    assert reports.epsilons == {1: pytest.approx(float(np.median(ladder)), rel=1e-6)}
+    assert reports.lowest_epsilon_window() is reports.per_actor[1]
 
     # Initial priority = |R + D max_a Q(s', a) - Q(s, a)| + 1e-6 under the actor's
     # network (the published weights), recomputed here through the learner's TF path.

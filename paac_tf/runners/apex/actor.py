@@ -6,7 +6,9 @@ starts one per actor).
 
 Per batched step (all `num_envs` environments at once):
   1. Q-values of the observations under the local network (one compiled call);
-  2. epsilon_i-greedy actions, epsilon_i = 0.4 ** (1 + 7 i / (N - 1)) (0.4 if N = 1);
+  2. epsilon-greedy actions, one epsilon per environment: Ape-X's ladder spans the N
+     environments of all actors (`agents/apex/epsilon.py`), global environment
+     i = actor_index * num_envs + j explores with 0.4 ** (1 + 7 i / (N - 1)) (0.4 if N = 1);
      the step is sent to the environments, which run while the actor writes (3-4);
   3. the n-step builder (`agents/apex/n_step.py`) completes transitions; each gets its
      initial priority |TD error| under the local network as online and target network;
@@ -16,7 +18,10 @@ Per batched step (all `num_envs` environments at once):
 Every `weights_refresh_interval` batched steps the actor copies the learner's latest
 published weights; every `report_interval_s` it reports its agent steps and finished
 episodes (raw game scores) to the actor-stats table. With a root dir it writes TensorBoard
-summaries (Metrics/AverageReturn, ...) to root_dir/actors/actor_I.
+summaries (Metrics/AverageReturn, Actor/epsilon_min, ...) to root_dir/actors/actor_I. An
+actor's reports and its Actor/epsilon summary carry the median of its environments'
+epsilons (one value per actor; its log line and Actor/epsilon_max, Actor/epsilon_min give
+the range).
 
 Replay server faults: at start the actor retries an unreachable server with backoff (1 s
 doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, when the
@@ -89,7 +94,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
   Args:
     num_envs, num_workers: the actor's batched environment (`make_environment`).
     discount: gamma of the n-step returns (n is `ReplayLayout.n_step`).
-    epsilon_base, epsilon_alpha: the exploration ladder, base ** (1 + alpha i / (N - 1)).
+    epsilon_base, epsilon_alpha: the exploration ladder over all N = num_actors * num_envs
+      environments, base ** (1 + alpha i / (N - 1)) for global environment i (every actor
+      must have the same `num_envs`).
     weights_refresh_interval: batched steps between weight refreshes (Ape-X: ~400 frames,
       i.e. 100 agent steps per environment).
     chunk_length: frames per Reverb chunk (compression unit; items wait for their chunk).
@@ -110,7 +117,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
     stop = signals.StopRequest(ignore_sigint=parent_pid is not None, second_exits=False,
                                message="%s received: stopping.")
   should_stop = lambda: stop.requested or not processes.parent_alive(parent_pid)
-  epsilon = epsilon_lib.actor_epsilon(actor_index, num_actors, epsilon_base, epsilon_alpha)
+  epsilons = epsilon_lib.environment_epsilons(actor_index, num_actors, num_envs, epsilon_base,
+                                              epsilon_alpha)
   rng = np.random.default_rng([int(seed), int(actor_index)])
   client = reverb.Client(replay_address)
 
@@ -126,8 +134,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
     q_function = tf.function(model).get_concrete_function(
         tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
     subscriber = weights_lib.WeightsSubscriber(client, model, timeout_s=10)
-    logging.info("Actor %d/%d: %s x %d, epsilon %.5f, replay %s, %s", actor_index, num_actors,
-                 env_name, num_envs, epsilon, replay_address, layout)
+    logging.info("Actor %d/%d: %s x %d, epsilon %.5f..%.5f (median %.5f), replay %s, %s",
+                 actor_index, num_actors, env_name, num_envs, epsilons.max(), epsilons.min(),
+                 np.median(epsilons), replay_address, layout)
     try:
       info = replay_client.check_replay(client, layout, replay_address,
                                         timeout_s=server_timeout_s, should_stop=should_stop)
@@ -143,7 +152,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
                                             chunk_length=chunk_length)
     loop = _ActorLoop(
         env=env, q_function=q_function, subscriber=subscriber, builder=builder, writer=writer,
-        client=client, replay_address=replay_address, layout=layout, epsilon=epsilon, rng=rng,
+        client=client, replay_address=replay_address, layout=layout, epsilons=epsilons, rng=rng,
         actor_index=actor_index, root_dir=root_dir,
         weights_refresh_interval=weights_refresh_interval,
         report_interval_s=report_interval_s, log_interval_s=log_interval_s,
@@ -184,12 +193,14 @@ class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
   def __init__(self, *, env, q_function, subscriber, builder, writer, client, replay_address,
-               layout, epsilon, rng, actor_index, root_dir, weights_refresh_interval,
+               layout, epsilons, rng, actor_index, root_dir, weights_refresh_interval,
                report_interval_s, log_interval_s, server_timeout_s):
     self.env, self.q_function, self.subscriber = env, q_function, subscriber
     self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
-    self.epsilon, self.rng, self.actor_index = epsilon, rng, int(actor_index)
+    self.rng, self.actor_index = rng, int(actor_index)
+    self.epsilons = np.asarray(epsilons, np.float64)    # one per environment (row)
+    self.epsilon = float(np.median(self.epsilons))      # the actor's, in reports/summaries
     self.weights_refresh_interval = max(1, int(weights_refresh_interval))
     self.report_interval_s = float(report_interval_s)
     self.log_interval_s = float(log_interval_s)
@@ -220,7 +231,7 @@ class _ActorLoop:
         reason = "stopped"
         break
       q_values = self.q_function(time_step.observation).numpy()
-      action = epsilon_lib.epsilon_greedy(q_values, self.epsilon, self.rng)
+      action = epsilon_lib.epsilon_greedy(q_values, self.epsilons, self.rng)
       if can_send:
         env.send(action)     # the environments step while the transitions are written
       ids = self.writer.observation_ids(time_step.step_type)
@@ -358,6 +369,8 @@ class _ActorLoop:
       self.summary_writer.scalars({"Perf/agent_steps_per_second": rate,
                                    "Perf/inserts_per_second": insert_rate,
                                    "Actor/epsilon": self.epsilon,
+                                   "Actor/epsilon_max": float(self.epsilons.max()),
+                                   "Actor/epsilon_min": float(self.epsilons.min()),
                                    "Actor/weights_learner_step": self.subscriber.learner_step},
                                   self.env_steps)
       self.summary_writer.flush()

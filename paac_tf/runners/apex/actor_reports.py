@@ -18,7 +18,7 @@ class ActorReports:
     self.items = 0
     self.window = summaries.EpisodeWindow(window)
     self.per_actor = {}        # actor index -> EpisodeWindow
-    self.epsilons = {}         # actor index -> epsilon
+    self.epsilons = {}         # actor index -> its reported (median) epsilon
     self._window_size = window
 
   def drain(self, client, info=None, calls=None, timeout_s=30):
@@ -47,7 +47,13 @@ class ActorReports:
     return size
 
   def lowest_epsilon_window(self):
-    """Episodes of the actor that explores least (~ the greedy policy), or None."""
+    """Episodes of the actor that explores least (~ the greedy policy), or None.
+
+    That is the actor with the lowest reported epsilon (the median of its environments'):
+    the last one, holding the bottom slice of the ladder (down to 0.4 ** 8). Its window
+    mixes the episodes of all its environments (episodes carry no environment index); with
+    one actor, that is the whole ladder.
+    """
     if not self.epsilons:
       return None
     index = min(self.epsilons, key=lambda i: (self.epsilons[i], -i))
@@ -56,7 +62,8 @@ class ActorReports:
 
 def report_item(actor_index, epsilon, report):
   """The stats-table item of an actor's `report`: {env_steps, items, episodes: [(return,
-  length)]} since its previous report."""
+  length)]} since its previous report. `epsilon`: one value for the actor, the median of
+  its environments' epsilons (it orders the actors by how much they explore)."""
   returns = np.asarray([ret for ret, _ in report["episodes"]], np.float32)
   lengths = np.asarray([length for _, length in report["episodes"]], np.int64)
   return {"actor_index": np.int32(actor_index), "env_steps": np.int64(report["env_steps"]),

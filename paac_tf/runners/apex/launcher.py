@@ -165,7 +165,8 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
-    num_actors: N actor processes (each steps `apex_actor.num_envs` environments).
+    num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
+      epsilon ladder spans all N * num_envs of them).
     port: the replay server's port (None: a free one).
     checkpoint_replay: restore the replay from root_dir/replay_checkpoint on start and
       checkpoint it at the end, after the actors stopped (large on Atari: the whole

@@ -98,7 +98,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     checkpoint_interval: agent steps between checkpoints.
     export_interval: agent steps between SavedModel exports (None: at the end only).
     stop_at_average_return: stop once the least exploring actor's last 100 episodes
-      average at least this (that actor, epsilon ~ 0.4^8, stands in for the greedy policy).
+      average at least this (that actor, whose environments hold the bottom of the epsilon
+      ladder down to 0.4^8, stands in for the greedy policy).
     prefetch: batches the tf.data pipeline keeps ready.
     dataset_workers: Reverb sampler threads of the pipeline.
     report_interval_s: seconds between drains of the actors' reports (and progress).
