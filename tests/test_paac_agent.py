@@ -1,5 +1,6 @@
 """The compiled PAAC act and train steps."""
 import numpy as np
+import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
@@ -145,25 +146,32 @@ def test_packed_act_and_train_are_act_and_train():
     np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-7)
 
 
-def test_the_loop_creates_few_tensors_per_update():
+@pytest.mark.parametrize("reuse", [True, False])
+def test_the_loop_creates_few_tensors_per_update(reuse):
   """TF 2.15 on Python 3.11 leaks ~48 B per EagerTensor (tensorflow#62551): an update of
   the rollout runner is one packed act call per step and one packed train call, each
-  returning one tensor, and the metrics come back as numpy numbers."""
+  returning one tensor, and the metrics come back as numpy numbers. With stored
+  activations: `act_packed` at step 0, `act_stored` at the others, `train_stored`."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
   try:
     model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(),
                                             torso="mlp")
-    agent = agent_lib.PaacAgent(model, total_updates=100)
+    agent = agent_lib.PaacAgent(model, total_updates=100, reuse_activations=reuse)
     runner = rollout.RolloutRunner(env, agent, t_max=5)
     runner.run_update()
     calls = []
-    act, train = agent.act_packed, agent.train_packed
-    agent.act_packed = lambda *x: calls.append("act") or act(*x)
-    agent.train_packed = lambda *x: calls.append("train") or train(*x)
+    names = ["act_packed", "train_packed"] + (["act_stored", "train_stored"] if reuse else [])
+    for name in names:
+      compiled = getattr(agent, name)
+      setattr(agent, name, lambda *x, name=name, f=compiled: calls.append(name) or f(*x))
     metrics = runner.run_update()
-    assert calls == ["act"] * 5 + ["train"]
+    if reuse:
+      # Step 0's action was chosen at the end of the previous rollout, with its bootstrap.
+      assert calls == ["act_stored"] * 4 + ["act_packed", "train_stored"]
+    else:
+      assert calls == ["act_packed"] * 5 + ["train_packed"]
     assert set(metrics) == set(agent_lib.METRIC_NAMES)
     assert all(isinstance(v, np.floating) for v in metrics.values())
   finally:

@@ -9,13 +9,18 @@ from paac_tf.networks import actor_critic
 
 
 class RecordingAgent(agent_lib.PaacAgent):
-  """The real agent, remembering the batches it trained on."""
+  """The real agent, remembering the batches it trained on (observations, actions, step
+  data, values), whichever of its train calls the loop uses."""
 
   def __init__(self, *args, **kwargs):
     super().__init__(*args, **kwargs)
     self.batches = []
-    compiled = self.train_packed
-    self.train_packed = lambda *batch: (self.batches.append(batch), compiled(*batch))[1]
+    packed = self.train_packed
+    self.train_packed = lambda *batch: (self.batches.append(batch), packed(*batch))[1]
+    if self.stores_activations:
+      stored = self.train_stored
+      self.train_stored = lambda obs, activations, *rest: (
+          self.batches.append((obs,) + tuple(rest)), stored(obs, activations, *rest))[1]
 
 
 @pytest.mark.parametrize("num_groups,overlap", [(1, False), (2, False), (2, True)])

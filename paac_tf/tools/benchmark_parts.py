@@ -45,21 +45,38 @@ def paac_agent(network, jit=False, precision="float32", num_actions=6):
   return agent_lib.PaacAgent(model, total_updates=10 ** 6, jit_compile=jit)
 
 
-def act_calls(agent, num_envs):
-  """A callable running `act_packed` on a random batch as the loop calls it (its concrete
-  function, the observations in an aligned array shared with the tensor); returns the
-  number of observations."""
+def act_calls(agent, num_envs, t_max=5):
+  """A callable running one rollout's action selections on random batches as the loop
+  calls them (concrete functions, the observations in an aligned array shared with the
+  tensor): where the agent stores activations, `act_packed` at step 0 and `act_stored` at
+  steps 1..t_max-1 with the copy of their activations; else `act_packed` t_max times.
+  Returns the number of observations."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   obs = rollout.aligned_empty((num_envs, 84, 84, 4), np.uint8)
   obs[...] = np.random.default_rng(0).integers(0, 256, obs.shape, dtype=np.uint8)
   act = rollout.concrete_function(agent.act_packed, obs)
-  return lambda: len(act(rollout.as_tensor(obs)).numpy())
+  if not (getattr(agent, "stores_activations", False) and t_max > 1):
+    def plain():
+      for _ in range(t_max):
+        act(rollout.as_tensor(obs)).numpy()
+      return t_max * num_envs
+    return plain
+  act_stored = rollout.concrete_function(agent.act_stored, obs)
+  activations = rollout.aligned_empty((t_max - 1, num_envs, agent.activation_size), np.float32)
+
+  def stored():
+    act(rollout.as_tensor(obs)).numpy()
+    for t in range(t_max - 1):
+      np.copyto(activations[t], act_stored(rollout.as_tensor(obs)).numpy()[:, 2:])
+    return t_max * num_envs
+  return stored
 
 
 def train_calls(agent, num_envs, t_max):
-  """A callable running `train_packed` on a random rollout of t_max steps from num_envs
-  envs, as the loop calls it (the observations shared, as `act_calls`); returns the number
-  of samples."""
+  """A callable running the loop's update (`train_stored` where the agent stores
+  activations, else `train_packed`) on a random rollout of t_max steps from num_envs envs,
+  as the loop calls it (the observations shared, as `act_calls`); returns the number of
+  samples."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
@@ -67,12 +84,20 @@ def train_calls(agent, num_envs, t_max):
                         np.zeros(shape)]).astype(np.float32)
   obs = rollout.aligned_empty(shape + (84, 84, 4), np.uint8)
   obs[...] = rng.integers(0, 256, obs.shape, dtype=np.uint8)
-  batch = (obs, rng.integers(0, 6, shape), step_data,
-           np.zeros((t_max + 1, num_envs), np.float32))
-  train = rollout.concrete_function(agent.train_packed, *batch)
+  rest = (rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
+  if getattr(agent, "stores_activations", False) and t_max > 1:
+    activations = rollout.aligned_empty((t_max - 1, num_envs, agent.activation_size),
+                                        np.float32)
+    for t in range(1, t_max):
+      activations[t - 1] = agent.act_stored(obs[t]).numpy()[:, 2:]
+    train = rollout.concrete_function(agent.train_stored, obs, activations, *rest)
+    arguments = lambda: (rollout.as_tensor(obs), rollout.as_tensor(activations)) + rest
+  else:
+    train = rollout.concrete_function(agent.train_packed, obs, *rest)
+    arguments = lambda: (rollout.as_tensor(obs),) + rest
 
   def call():
-    train(rollout.as_tensor(obs), *batch[1:]).numpy()
+    train(*arguments()).numpy()
     return t_max * num_envs
   return call
 
@@ -117,9 +142,9 @@ def part_env(game, backend, num_envs, num_workers, seconds):
     env.close()
 
 
-def part_act(game, network, jit, num_envs, seconds):
+def part_act(game, network, jit, num_envs, seconds, t_max=5):
   del game
-  return {"obs_per_s": timed(act_calls(paac_agent(network, jit), num_envs), seconds)}
+  return {"obs_per_s": timed(act_calls(paac_agent(network, jit), num_envs, t_max), seconds)}
 
 
 def part_train(game, network, jit, num_envs, t_max, seconds):
@@ -148,7 +173,7 @@ def part_interleaved(game, num_envs, num_workers, t_max, num_rounds, seconds,
   env, agent, runner, update = _loop(game, num_envs, num_workers, t_max, network)
   try:
     env_steps = random_steps(env)
-    act = act_calls(agent, num_envs)
+    act = act_calls(agent, num_envs, t_max)
     train = train_calls(agent, num_envs, t_max)
     per_round = []
     for _ in range(int(num_rounds)):

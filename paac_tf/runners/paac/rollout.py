@@ -4,8 +4,7 @@ With one env group this is the plain synchronous loop: act on s_t for all n_e en
 all envs, repeat t_max times, update. With G groups (n_e / G envs each) the groups are
 stepped asynchronously and in turn: while group g's environments step, the actions of
 group g+1 are computed, so environment stepping and action selection overlap. The rollouts
-and the update are exactly those of the synchronous algorithm (each action still comes
-from the current weights).
+and the update are exactly those of one group.
 
 `overlap_learner=True` goes one step further: the first action of the next rollout is
 chosen, and its environment step started, before the update is applied, so the update runs
@@ -19,6 +18,17 @@ last observation of a rollout is the first of the next), which an environment th
 action selection and the train step read without copying (`as_tensor`). Before, each
 observation was copied four times (the conversion, `act`'s and `train`'s argument
 conversions, which always copy numpy arrays, and the rollout's stacking).
+
+Each rollout's first actions are chosen together with the previous rollout's bootstrap
+values, by one forward pass on its last observations, before that rollout's update: they
+come from weights one update old (1/t_max of the actions). The original code ran a second
+forward pass on the same observations after the update.
+
+The forward pass runs once per observation: where the agent `stores_activations`, action
+selection at steps 1..t_max-1 also returns the torso's activations, kept in one
+[t_max - 1, n_e, size] array, and the update takes its gradients from them
+(networks/stored_activations.py) instead of running the torso forward on the rollout again;
+it runs it only on step 0, whose activations are from the weights before the last update.
 """
 import inspect
 
@@ -91,6 +101,8 @@ class RolloutRunner:
     self.agent = agent
     self.t_max = int(t_max)
     self.overlap_learner = bool(overlap_learner)
+    self.stores_activations = bool(getattr(agent, "stores_activations", False) and
+                                   self.t_max > 1)
     self.groups = list(getattr(env, "groups", [env]))
     self.steps_per_update = int(env.batch_size) * self.t_max
     self._buffers = [_GroupBuffer() for _ in self.groups]
@@ -101,6 +113,9 @@ class RolloutRunner:
     shape = (self.t_max, int(env.batch_size)) + tuple(spec.shape)
     # Observations of the current rollout and of the next one (its first step).
     self._obs = [aligned_empty(shape, spec.dtype) for _ in range(2)]
+    # The torso's activations of steps 1..t_max-1, where the agent returns them.
+    self._activations = (aligned_empty((self.t_max - 1, shape[1], agent.activation_size),
+                                       np.float32) if self.stores_activations else None)
     self._current = 0
     bounds = np.cumsum([0] + [int(g.batch_size) for g in self.groups])
     self._columns = [slice(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
@@ -118,9 +133,16 @@ class RolloutRunner:
       self._concrete_functions[key] = concrete
     return concrete(*args)
 
-  def _act(self, observation):
-    """(actions int64 [B], values float32 [B]) as numpy, from one packed tensor."""
-    packed = self._concrete(self.agent.act_packed, as_tensor(observation)).numpy()
+  def _act(self, k, t):
+    """(actions int64 [B], values float32 [B]) as numpy for group k's observation of step
+    t (`_slot`), from one packed tensor; at steps 1..t_max-1 its activations, if stored,
+    go to `_activations`."""
+    observation = as_tensor(self._slot(k, t))
+    if not (self.stores_activations and 0 < t < self.t_max):
+      packed = self._concrete(self.agent.act_packed, observation).numpy()
+    else:
+      packed = self._concrete(self.agent.act_stored, observation).numpy()
+      np.copyto(self._activations[t - 1, self._columns[k]], packed[:, 2:])
     return packed[:, 0].astype(np.int64), packed[:, 1]
 
   def _slot(self, k, t):
@@ -144,9 +166,8 @@ class RolloutRunner:
     self._decisions = []
     for k, g in enumerate(self.groups):
       time_step = g.reset()
-      slot = self._slot(k, 0)
-      np.copyto(slot, time_step.observation)
-      actions, values = self._act(slot)
+      np.copyto(self._slot(k, 0), time_step.observation)
+      actions, values = self._act(k, 0)
       self._decisions.append((time_step, actions, values))
     self._in_flight = False
 
@@ -166,7 +187,7 @@ class RolloutRunner:
       for k in range(len(self.groups)):
         time_step = self._receive(k, t + 1)
         self._buffers[k].record_outcome(time_step)
-        actions, values = self._act(self._slot(k, t + 1))
+        actions, values = self._act(k, t + 1)
         self._decisions[k] = (time_step, actions, values)
         if t + 1 < self.t_max:
           self._send(k)
@@ -177,7 +198,12 @@ class RolloutRunner:
     if self.overlap_learner:
       for k in range(len(self.groups)):
         self._send(k)
-    metrics = self._concrete(self.agent.train_packed, *batch).numpy()
+    if self.stores_activations:
+      observations, *rest = batch
+      metrics = self._concrete(self.agent.train_stored, observations,
+                               as_tensor(self._activations), *rest).numpy()
+    else:
+      metrics = self._concrete(self.agent.train_packed, *batch).numpy()
     self._current = 1 - self._current
     return dict(zip(agent_lib.METRIC_NAMES, metrics))
 
