@@ -1,7 +1,10 @@
-"""tools/ablation.py: thresholds, budget cut and training wall time on hand-made runs."""
+"""tools/ablation.py: thresholds, budget cut and training wall time on hand-made runs; the
+benchmark's frames and wall minutes to 18 per config (`time_to_score`)."""
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +61,81 @@ def test_report_times_each_threshold_and_cuts_at_the_shortest_run(tmp_path):
 def test_a_folder_without_summaries_is_a_user_error(tmp_path):
   with pytest.raises(errors.UserError, match="publish_run"):
     ablation.read_curve("x", str(tmp_path))
+
+
+# --- frames and wall minutes to a score, per config (the benchmark's table) ---------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _publish(folder, points, **info):
+  """A results folder: run_info.json (`info`) and summaries.csv of (agent step, wall time,
+  return)."""
+  _write_run(str(folder), points)
+  with open(os.path.join(folder, "run_info.json"), "w") as f:
+    json.dump(dict({"env_name": "Pong", "algorithm": "paac"}, **info), f)
+
+
+def test_time_to_score_per_config_leaves_out_pauses_archive_and_other_games(tmp_path):
+  m = 1_000_000     # agent steps; 4 frames each
+  # atari.gin: resumed after a 2-hour pause: 60 s, (pause), 60 s more to reach 18.
+  _publish(tmp_path / "pong_a", [(m, 0.0, -20.0), (2 * m, 60.0, 5.0), (3 * m, 7260.0, 10.0),
+                                 (4 * m, 7320.0, 18.5)],
+           command="python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/a "
+                   "--gin_bindings=train_eval.total_steps=4000000",
+           machine_note="2 cores, alone")
+  # apex_atari.gin, never at 18: '-' and its best average.
+  _publish(tmp_path / "pong_b", [(m, 0.0, -20.0), (2 * m, 240.0, 17.0), (3 * m, 300.0, 16.0)],
+           command="python -m paac_tf.train --gin_file=apex_atari.gin", algorithm="apex",
+           hardware="2-core x86_64, no GPU (Linux-6.1-x86_64)")
+  # An explicit config wins over the command's.
+  _publish(tmp_path / "pong_fast", [(m, 0.0, -5.0), (2 * m, 180.0, 18.0)],
+           command="python -m paac_tf.train --gin_file=atari.gin "
+                   "--gin_bindings=PaacAgent.entropy_coef=0.01", config="atari_fast.gin")
+  _publish(tmp_path / "archive" / "pong_old", [(m, 0.0, 19.0)],
+           command="python -m paac_tf.train --gin_file=atari.gin")
+  _publish(tmp_path / "breakout", [(m, 0.0, 30.0)], env_name="Breakout",
+           command="python -m paac_tf.train --gin_file=atari.gin")
+  os.makedirs(tmp_path / "benchmark")          # no run_info.json: not a run
+  result = ablation.time_to_score(str(tmp_path))
+  rows = [(os.path.basename(r["folder"]), r) for r in result["rows"]]
+  assert [name for name, _ in rows] == ["pong_b", "pong_a", "pong_fast"]   # by config
+  by = dict(rows)
+  assert by["pong_a"]["config"] == "atari.gin"
+  assert by["pong_a"]["frames"] == 16 * m and by["pong_a"]["wall_minutes"] == 2.0
+  assert by["pong_b"]["frames"] is None and by["pong_b"]["wall_minutes"] is None
+  assert by["pong_b"]["best_training_average"] == 17.0
+  assert by["pong_b"]["machine_note"] == "2-core x86_64, no GPU"    # hardware, no platform
+  assert by["pong_fast"]["config"] == "atari_fast.gin"
+  assert by["pong_fast"]["frames"] == 8 * m and by["pong_fast"]["wall_minutes"] == 3.0
+
+  # The benchmark's table (in a subprocess: benchmark.py defines absl flags at import).
+  code = ("import json, sys\nfrom paac_tf.tools import benchmark\n"
+          "table, summary = benchmark.summarize([json.loads(sys.argv[1])], 32)\n"
+          "print(json.dumps([table, summary]))")
+  proc = subprocess.run([sys.executable, "-c", code, json.dumps(result)], cwd=REPO,
+                        capture_output=True, text=True, timeout=60)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  table, summary = json.loads(proc.stdout.strip().splitlines()[-1])
+  folder = lambda name: os.path.join(str(tmp_path), name)
+  assert "| config | results folder | frames to 18 | wall minutes to 18 | machine note |" in table
+  assert "| atari.gin | %s | 16.0M | **2** | 2 cores, alone |" % folder("pong_a") in table
+  assert ("| apex_atari.gin | %s | - (best 17.0 in 12.0M) | - (5 min run) | 2-core x86_64, "
+          "no GPU |" % folder("pong_b")) in table
+  assert "| atari_fast.gin | %s | 8.0M | **3** |  |" % folder("pong_fast") in table
+  assert "pong_old" not in table and "breakout" not in table
+  assert summary["time_to_score"] == {folder("pong_a"): 2.0, folder("pong_b"): None,
+                                      folder("pong_fast"): 3.0}
+
+
+def test_time_to_score_of_the_committed_pong_runs():
+  rows = {os.path.basename(r["folder"]): r
+          for r in ablation.time_to_score(os.path.join(REPO, "results"))["rows"]}
+  assert "pong_paac_extended" in rows and "pong_apex" in rows
+  assert "pong_paac_first_run" not in rows                  # archived
+  extended = rows["pong_paac_extended"]
+  assert extended["config"] == "atari.gin"
+  assert 40e6 < extended["frames"] < 49.7e6 and 60 < extended["wall_minutes"] < 118
+  assert rows["pong_paac"]["frames"] is None     # 20M frames, never 18
+  assert rows["pong_paac_fast"]["config"] == "atari_fast.gin"
+  assert rows["pong_paac_fast"]["frames"] < 21.2e6

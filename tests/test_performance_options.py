@@ -1,8 +1,7 @@
 """Speed options and their measurements: the networks' bfloat16 precision (its choice, its
 outputs, the benchmark's bf16-vs-float32 part and priorities' agreement), the rollout's
-shared observation arrays (the loop's updates unchanged), the TF-Agents baseline, and the
-wall minutes to a score from committed runs."""
-import csv
+shared observation arrays (the loop's updates unchanged) and the TF-Agents baseline (the
+wall minutes to a score from committed runs: test_ablation.py)."""
 import json
 import os
 import subprocess
@@ -263,46 +262,3 @@ finally:
   out = json.loads(proc.stdout.strip().splitlines()[-1])
   assert out["steps"] == [6, 6] and out["updates"] == 2
   assert out["shapes"][0] == [[3, 2, 84, 84, 4], [3, 2], [4, 3, 2], [4, 2]]
-
-
-# --- wall minutes to a score --------------------------------------------------------------
-def _publish(folder, env_name, points, command="python -m paac_tf.train --gin_file=atari.gin"):
-  """A results folder: run_info.json and summaries.csv of (agent step, wall time, return)."""
-  os.makedirs(folder)
-  with open(os.path.join(folder, "run_info.json"), "w") as f:
-    json.dump({"env_name": env_name, "algorithm": "paac", "command": command}, f)
-  with open(os.path.join(folder, "summaries.csv"), "w", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(["step", "wall_time", "tag", "value"])
-    for step, wall, value in points:
-      writer.writerow([step, wall, "Metrics_vs_EnvironmentSteps/AverageReturn", value])
-      writer.writerow([step, wall, "Losses/total", 0.5])
-
-
-def test_time_to_score_reads_committed_runs_and_leaves_out_pauses(tmp_path):
-  # A run resumed after a 2-hour pause: 60 s, (pause), 60 s more to reach 18.
-  _publish(tmp_path / "pong_a", "Pong", [(1000, 0.0, -20.0), (2000, 60.0, 5.0),
-                                        (3000, 7260.0, 10.0), (4000, 7320.0, 18.5)])
-  _publish(tmp_path / "pong_b", "Pong", [(1000, 0.0, -20.0), (2000, 600.0, 17.0)],
-           command="python -m paac_tf.train --gin_file=apex_atari.gin")
-  _publish(tmp_path / "breakout", "Breakout", [(1000, 0.0, 30.0)])
-  os.makedirs(tmp_path / "benchmark")          # no run_info.json: not a run
-  result = benchmark_tables.time_to_score(str(tmp_path))
-  rows = {os.path.basename(r["folder"]): r for r in result["rows"]}
-  assert set(rows) == {"pong_a", "pong_b"}
-  assert rows["pong_a"]["frames"] == 16000 and rows["pong_a"]["wall_minutes"] == 2.0
-  assert rows["pong_a"]["config"] == "atari.gin"
-  assert rows["pong_b"]["frames"] is None and rows["pong_b"]["config"] == "apex_atari.gin"
-  table, summary = benchmark_tables.summarize([result], 32)
-  assert "| %s | paac | atari.gin | 0.0M | **2** |" % rows["pong_a"]["folder"] in table
-  assert "| not reached | - |" in table
-  assert summary["time_to_score"][rows["pong_a"]["folder"]] == 2.0
-
-
-def test_time_to_score_of_the_committed_pong_runs():
-  rows = {os.path.basename(r["folder"]): r
-          for r in benchmark_tables.time_to_score(os.path.join(REPO, "results"))["rows"]}
-  assert "pong_paac_extended" in rows and "pong_apex" in rows
-  extended = rows["pong_paac_extended"]
-  assert 40e6 < extended["frames"] < 49.7e6 and 60 < extended["wall_minutes"] < 118
-  assert rows["pong_paac"]["frames"] is None     # 20M frames, never 18

@@ -16,6 +16,7 @@ from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot
 from paac_tf.tools import results_table
+from paac_tf.tools import run_labels
 from paac_tf.tools import run_results
 
 pytestmark = pytest.mark.timeout(60)
@@ -128,18 +129,31 @@ def fixture_workspace(tmp_path):
   return tmp_path
 
 
+def _table(markdown):
+  """(header, rows) of the report's table, as lists of cell texts."""
+  lines = markdown.splitlines()
+  start = next(i for i, x in enumerate(lines) if x.startswith("| Results folder |"))
+  cells = lambda line: [c.strip() for c in line.strip().strip("|").split(" | ")]
+  rows = []
+  for line in lines[start + 2:]:
+    if not line.startswith("|"):
+      break
+    rows.append(cells(line))
+  return cells(lines[start]), rows
+
+
 def _row(markdown, game, index=None):
   """The table row of `game` (its only one; or its `index`-th when it has several)."""
-  rows = [line for line in markdown.splitlines() if line.startswith("| %s |" % game)]
+  header, rows = _table(markdown)
+  rows = [r for r in rows if r[header.index("Game")] == game]
   if index is None:
     assert len(rows) == 1, markdown
     index = 0
-  return [c.strip() for c in rows[index].strip("|").split(" | ")]
+  return rows[index]
 
 
 def _header(markdown):
-  line = next(x for x in markdown.splitlines() if x.startswith("| Game |"))
-  return [c.strip() for c in line.strip("|").split(" | ")]
+  return _table(markdown)[0]
 
 
 def _run_cli(module, *args, cwd, timeout=60):
@@ -213,7 +227,8 @@ def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
 
 def test_compare_table_numbers(workspace):
   text, results = compare.build_report([str(workspace / "runs"), str(workspace / "results")],
-                                       command="python -m paac_tf.tools.compare runs results")
+                                       command="python -m paac_tf.tools.compare runs results",
+                                       link_base=str(workspace))
   assert text.splitlines()[0].startswith(results_table.GENERATED_MARKER)
   assert "`python -m paac_tf.tools.compare runs results`" in text.splitlines()[0]
   assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Pong", "Seaquest"]
@@ -233,6 +248,10 @@ def test_compare_table_numbers(workspace):
   # The evaluated policy was trained for 80,000 agent steps (its train_step), x 4 frames.
   assert pong[col("Frames trained")] == "320k frames"
   assert pong[col("Algorithm")] == "PAAC (arch_nips)"
+  # Each row named by its folder, linked relative to link_base; its config beside it.
+  assert header[:4] == ["Results folder", "Config", "Game", "Algorithm"]
+  assert pong[col("Results folder")] == "[pong_paac](runs/pong_paac/)"
+  assert pong[col("Config")] == "?"                        # no command recorded
 
   # The PAAC paper's values only in their labelled column.
   assert "PAAC paper (unverified transcription)" in header
@@ -240,6 +259,8 @@ def test_compare_table_numbers(workspace):
   assert all("UNVERIFIED" not in h and "20.6" not in h for h in header)
 
   boxing = _row(text, "Boxing")
+  assert boxing[col("Results folder")] == "[boxing_paac](results/boxing_paac/)"
+  assert boxing[col("Config")] == "atari.gin"               # from run_info's command
   assert boxing[col("Frames trained")] == "40M frames"                 # run_info.json
   assert boxing[col("Wall time, hardware")] == "2.0 h, 1x H200, 16 cores"
   breakout = _row(text, "Breakout")
@@ -252,11 +273,12 @@ def test_compare_table_numbers(workspace):
   assert seaquest[col("Ours, human-normalized")].endswith("†")
   assert "not evaluated under the 30 no-op protocol" in text
 
-  expected = statistics.median([
-      pong_hns, _hns_by_hand("Boxing", statistics.mean(BOXING_RETURNS)),
-      _hns_by_hand("Breakout", statistics.mean(BREAKOUT_RETURNS))])
-  assert ("**Median human-normalized score, PAAC: %.1f%%** over 3 games (Boxing, Breakout, "
-          "Pong)" % (100 * expected)) in text
+  # The headline: only over runs of a known config of its own (Boxing's atari.gin); the
+  # runs of unknown config are listed as in no headline.
+  expected = _hns_by_hand("Boxing", statistics.mean(BOXING_RETURNS))
+  assert ("- **Median human-normalized score, PAAC, atari.gin: %.1f%%** over 1 game (Boxing: "
+          "boxing_paac)." % (100 * expected)) in text
+  assert "In no headline (variants or unknown config): breakout_paac, pong_paac." in text
   assert "Median human-normalized score, Ape-X" not in text
 
   # Budgets, in plain sentences.
@@ -331,12 +353,119 @@ def test_compare_cli(workspace):
   assert first.startswith(results_table.GENERATED_MARKER)
   assert "`python -m paac_tf.tools.compare results --output=out/README.md`" in first
   assert "| Boxing |" in proc.stdout and "Wrote out/README.md" in proc.stdout
+  with open(workspace / "out" / "README.md") as f:
+    assert "| [boxing_paac](../results/boxing_paac/) | atari.gin | Boxing |" in f.read()
 
   (workspace / "empty").mkdir()
   proc = _run_cli("paac_tf.tools.compare", "empty", cwd=str(workspace))
   assert proc.returncode == 2
   assert proc.stderr.strip().splitlines()[-1].startswith("error: empty: nothing to read")
   assert "Traceback" not in proc.stderr
+
+
+def _results_folder(folder, env_name, returns, frames, **info):
+  """A results folder as tools/publish_run.py writes it: eval.json and run_info.json (the
+  evaluated policy's run directory does not exist here)."""
+  steps = frames // 4
+  _write_json(os.path.join(folder, "eval.json"), _eval_json(
+      env_name, returns, steps, "/gone/%s/policies/x/%d" % (os.path.basename(folder), steps),
+      algorithm="paac"))
+  _write_json(os.path.join(folder, run_results.RUN_INFO),
+              dict({"env_name": env_name, "algorithm": "paac", "frames": frames,
+                    "agent_steps": steps, "wall_time_s": 600}, **info))
+
+
+def test_config_labels_from_commands():
+  label = run_labels.config_label
+  train = "python -m paac_tf.train "
+  assert label(train + "--gin_file=atari.gin --root_dir=runs/x") == "atari.gin"
+  # Bindings that set only the budget, stopping, game or directory are left out.
+  assert label(train + "--gin_file=atari.gin --gin_bindings='train_eval.env_name=\"Breakout\"' "
+               "--gin_bindings=train_eval.total_steps=2500000 "
+               "--gin_bindings=paac_train.stop_at_average_return=18.5") == "atari.gin"
+  assert label(train + "--gin_file=paac_tf/configs/atari.gin --gin_bindings=train_eval.total_"
+               "steps=2500000 --gin_bindings=PaacAgent.entropy_coef=0.01") == (
+                   "atari.gin + entropy_coef=0.01")
+  assert label(train + "--gin_file=atari.gin --gin_bindings=\"paac_train.initializer="
+               "'orthogonal'\"") == "atari.gin + initializer=orthogonal"
+  assert label(train + "--gin_file atari.gin --gin_bindings PaacAgent.learning_rate=0.001 "
+               "--gin_file=extra.gin") == "atari.gin + extra.gin + learning_rate=0.001"
+  # A resumed run's parts: each binding once, with its last value; comments ignored.
+  assert label(train + "--gin_file=atari.gin --gin_bindings=PaacAgent.learning_rate=0.001 "
+               "--gin_bindings=train_eval.total_steps=1 ; then resumed with: " + train +
+               "--gin_file=atari.gin --gin_bindings=PaacAgent.learning_rate=0.002  "
+               "# and --gin_bindings=PaacAgent.entropy_coef=9") == (
+                   "atari.gin + learning_rate=0.002")
+  # The same parameter of two configurables keeps their names.
+  assert label(train + "--gin_file=a.gin --gin_bindings=PaacAgent.learning_rate=1 "
+               "--gin_bindings=apex_learner.learning_rate=2") == (
+                   "a.gin + PaacAgent.learning_rate=1 + apex_learner.learning_rate=2")
+  assert label("make train GIN=atari.gin") is None and label("") is None
+  # An explicit config in run_info.json wins; else the command's (or command.txt's).
+  fast = {"config": "atari_fast.gin", "command": train + "--gin_file=atari.gin "
+          "--gin_bindings=PaacAgent.entropy_coef=0.01"}
+  assert run_labels.config_of(fast) == ("atari_fast.gin", True)
+  assert run_labels.config_of({}, train + "--gin_file=apex_atari.gin") == (
+      "apex_atari.gin", False)
+  assert [run_labels.is_headline_config(c) for c in
+          ("atari.gin", "atari.gin + entropy_coef=0.01", None)] == [True, False, False]
+
+
+def test_compare_one_row_per_folder_headline_per_exact_config_and_archive(tmp_path):
+  results = tmp_path / "results"
+  cmd = "python -m paac_tf.train --gin_file=%s --root_dir=runs/x"
+  # atari.gin on Pong twice (the same run at 20M and 50M frames): the latest counts.
+  _results_folder(str(results / "pong_new"), "Pong", [19.0] * 30, 50_000_000,
+                  command=cmd % "atari.gin")
+  _results_folder(str(results / "pong_short"), "Pong", [-15.0] * 30, 20_000_000,
+                  command=cmd % "atari.gin" + " --gin_bindings=train_eval.total_steps=5000000")
+  # A variant: in the table, in no headline.
+  _results_folder(str(results / "pong_entropy"), "Pong", [21.0] * 30, 10_000_000,
+                  command=cmd % "atari.gin" + " --gin_bindings=PaacAgent.entropy_coef=0.01")
+  # atari_fast.gin: explicit on Breakout (its command has bindings), derived on Boxing.
+  _results_folder(str(results / "breakout_fast"), "Breakout", [40.0] * 30, 40_000_000,
+                  command=cmd % "atari.gin" + " --gin_bindings=PaacAgent.entropy_coef=0.01",
+                  config="atari_fast.gin")
+  _results_folder(str(results / "boxing_fast"), "Boxing", [50.0] * 30, 40_000_000,
+                  command=cmd % "atari_fast.gin" + " --gin_bindings='train_eval.env_name="
+                  "\"Boxing\"'")
+  # Superseded: archived, with why.
+  _results_folder(str(results / "archive" / "pong_old"), "Pong", [21.0] * 30, 40_000_000,
+                  command=cmd % "atari.gin", archive_reason="made before the fix",
+                  superseded_by="pong_new")
+  text, found = compare.build_report([str(results)], "compare results",
+                                     link_base=str(results))
+  header, rows = _table(text)
+  folders = [r[header.index("Results folder")] for r in rows]
+  assert sorted(folders) == ["[%s](%s/)" % (n, n) for n in (
+      "boxing_fast", "breakout_fast", "pong_entropy", "pong_new", "pong_short")]
+  assert sorted(r.folder_name for r in found) == sorted(f[1:f.index("]")] for f in folders)
+  configs = {r[0]: r[header.index("Config")] for r in rows}
+  assert configs == {"[pong_new](pong_new/)": "atari.gin",
+                     "[pong_short](pong_short/)": "atari.gin",
+                     "[pong_entropy](pong_entropy/)": "atari.gin + entropy_coef=0.01",
+                     "[breakout_fast](breakout_fast/)": "atari_fast.gin",
+                     "[boxing_fast](boxing_fast/)": "atari_fast.gin"}
+  # Headlines: atari.gin over its latest Pong run only (not the archived 21, nor the
+  # variant's 21, nor a mean with pong_short); atari_fast.gin over Boxing and Breakout.
+  assert ("- **Median human-normalized score, PAAC, atari.gin: %s** over 1 game (Pong: "
+          "pong_new)." % results_table.percent(_hns_by_hand("Pong", 19.0))) in text
+  fast = statistics.median([_hns_by_hand("Boxing", 50.0), _hns_by_hand("Breakout", 40.0)])
+  assert ("- **Median human-normalized score, PAAC, atari_fast.gin: %s** over 2 games "
+          "(Boxing: boxing_fast, Breakout: breakout_fast)" % results_table.percent(fast)) in text
+  assert text.count("**Median human-normalized score") == 2
+  assert "In no headline (variants or unknown config): pong_entropy." in text
+  assert "Not counted (its game has a run of the same config with more frames): pong_short." \
+      in text
+  # The archived folder: only in the last section, with its reason and its successor.
+  archive = text.index("## Archived (superseded) runs")
+  assert text.index("pong_old") > archive
+  assert text[archive:].splitlines()[-1] == (
+      "- [pong_old](archive/pong_old/) (Pong PAAC, atari.gin, 21.0 ± 0.0, 40M frames): made "
+      "before the fix; superseded by [pong_new](pong_new/).")
+  # Without archive folders, no such section.
+  text, _ = compare.build_report([str(results / "pong_new")], "compare pong_new")
+  assert "Archived" not in text
 
 
 # --- plot ---------------------------------------------------------------------------------

@@ -5,8 +5,15 @@
 
 Writes results/<name>/: curve.png (return against frames and wall time), summaries.csv
 (every scalar summary), eval.json (the newest exported policy under the 30 no-op protocol,
-unless --episodes=0), run_info.json (command, wall time, hardware, steps), operative_config.gin;
-then regenerates results/README.md with the compare tool over all of results/.
+unless --episodes=0), run_info.json (command, wall time, hardware, steps, and --config /
+--machine_note when given), operative_config.gin; then regenerates results/README.md with
+the compare tool over all of results/ (results/archive/ only in its last section).
+
+--config names the config that made the run when its command does not say it plainly (e.g.
+atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
+compare derives the label from --command (paac_tf/tools/run_labels.py). A superseded
+results folder is moved to results/archive/ with "archive_reason" (and "superseded_by":
+the folder that replaces it) added to its run_info.json.
 """
 import argparse
 import glob
@@ -38,6 +45,12 @@ def main():
   parser.add_argument("--command", required=True, help="The exact command that made the run.")
   parser.add_argument("--episodes", type=int, default=30)
   parser.add_argument("--notes", default="")
+  parser.add_argument("--config", default=None,
+                      help="The config that made the run, e.g. atari_fast.gin (default: derived "
+                      "from --command by compare).")
+  parser.add_argument("--machine_note", default=None,
+                      help="How loaded the machine was, e.g. '2 cores, alone' (shown beside "
+                      "the wall minutes in the benchmark's time-to-18 table).")
   parser.add_argument("--commit", default=None,
                       help="Commit of the code that made the run (default: this checkout's HEAD).")
   parser.add_argument("--policy_dir", default=None,
@@ -69,11 +82,12 @@ def main():
           "commit": args.commit or subprocess.run(
               ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
               check=False).stdout.strip() or None}
+  info.update({k: v for k, v in (("config", args.config), ("machine_note", args.machine_note))
+               if v})
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)
-  run("-m", "paac_tf.tools.compare", os.path.join(REPO, "results"),
-      "--output=" + os.path.join(REPO, "results", "README.md"), "--overwrite")
+  run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
 
 
 if __name__ == "__main__":

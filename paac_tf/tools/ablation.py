@@ -15,6 +15,9 @@ Curves are cut at --budget_frames (default: the shortest run), so that every run
 compared at the same budget; the table's "final" values are at that budget.
 Wall time is training time: pauses between resumed parts (gaps over --max_gap_s between
 two summaries) are left out.
+
+`time_to_score` reads the same curves from every results folder of one game (archive/
+left out) for the benchmark's "wall minutes to 18 on Pong" table (benchmark_tables.py).
 """
 import csv
 import dataclasses
@@ -25,6 +28,8 @@ from typing import List, Optional
 from absl import flags
 
 from paac_tf import errors
+from paac_tf import reference_scores as ref
+from paac_tf.tools import run_labels
 
 RETURN_TAG = "Metrics_vs_EnvironmentSteps/AverageReturn"   # step: agent steps
 FRAMES_PER_STEP = 4                                          # Atari frameskip
@@ -114,6 +119,37 @@ def summarize(curves, thresholds):
         "eval_score": c.eval_score, "eval_std": c.eval_std,
     })
   return rows
+
+
+def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
+  """The benchmark's 'time_to_score' result: per results folder of `results_dir` (not its
+  archive/) with a run of `game` (run_info.json's env_name) and a summaries.csv, the
+  frames and training wall minutes at which its training average first reached `score`
+  (None: never; then its best training average says how far it got), with its config
+  label (run_labels.config_of) and machine note (run_labels.machine_note)."""
+  rows = []
+  for name in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else ():
+    folder = os.path.join(results_dir, name)
+    info_path = os.path.join(folder, "run_info.json")
+    if name == run_labels.ARCHIVE_DIR or not (
+        os.path.isfile(info_path) and os.path.isfile(os.path.join(folder, "summaries.csv"))):
+      continue
+    with open(info_path, encoding="utf-8") as f:
+      info = json.load(f)
+    if ref.game_key(info.get("env_name")) != ref.game_key(game):
+      continue
+    curve = read_curve(name, folder, max_gap_s)
+    hit = first_reach(curve, score)
+    rows.append({"folder": folder, "algorithm": info.get("algorithm"),
+                 "config": run_labels.config_of(info)[0],
+                 "machine_note": run_labels.machine_note(info),
+                 "frames": hit[0] if hit else None, "wall_minutes": hit[1] if hit else None,
+                 "run_frames": curve.frames[-1], "run_wall_minutes": curve.wall_s[-1] / 60.0,
+                 "best_training_average": max(curve.returns)})
+  rows.sort(key=lambda r: (r["config"] or "~", r["frames"] is None, r["frames"] or 0.0,
+                           r["folder"]))
+  return {"part": "time_to_score", "game": game, "score": score, "results_dir": results_dir,
+          "rows": rows}
 
 
 def _millions(frames):

@@ -21,8 +21,10 @@ buffer feeding PaacAgent's steps) beside this project's environments and loop, a
 in one process (`tf_agents_baseline.py`); (e) Ape-X
 (`paac_tf.tools.apex_benchmark.measure`: the actors' emulator alone, actors writing to a real
 Reverb server, the learner sampling from it, its train step alone, bytes per stored
-transition, peak RSS per process). Besides, read from the committed runs under
---results_dir: the wall minutes each Pong run took to a training average of 18.
+transition, peak RSS per process). Besides, the time a user cares about most, read from
+the committed runs under --results_dir (`ablation.time_to_score`; archive/ left out): per
+config, the frames and wall minutes each Pong run took to a training average of 18, with
+its machine note ('-' and its best average for a run that never got there).
 The tables (`benchmark_tables.py`) give the full PAAC loop as a ratio of the
 serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone, and
 round by round from (d'); act and train are called as the loop calls them (concrete
@@ -46,6 +48,7 @@ import time
 from absl import flags
 
 from paac_tf import errors
+from paac_tf.tools import ablation
 from paac_tf.tools import benchmark_parts
 from paac_tf.tools import benchmark_tables
 
@@ -63,8 +66,8 @@ flags.DEFINE_integer("t_max", None, "Rollout length (default: the PAAC config's)
 flags.DEFINE_string("apex_gin_file", "apex_atari.gin", "Ape-X config of the 'apex' part.")
 flags.DEFINE_list("parts", None, "Only these parts (default: all): %s." % ", ".join(
     ("env", "act", "train", "loop", "interleaved", "precision", "tf_agents", "apex")))
-flags.DEFINE_string("results_dir", "results", "Committed runs read for the wall minutes to "
-                    "a Pong training average of 18 (empty: skip).")
+flags.DEFINE_string("results_dir", "results", "Committed runs read for the frames and wall "
+                    "minutes to a Pong training average of 18 per config (empty: skip).")
 flags.DEFINE_string("part", None, "Internal: run one part and print its JSON.")
 flags.DEFINE_string("args", "{}", "Internal: JSON arguments of --part.")
 
@@ -168,7 +171,8 @@ def _run_part(name, **kwargs):
 def run_all(quick, game, num_envs, num_workers, t_max, apex_gin_file="apex_atari.gin",
             parts=None, results_dir="results"):
   """Runs the benchmark's parts (`parts`: their names, None: all); returns their results,
-  and the wall minutes to a Pong training average of 18 of the runs in `results_dir`."""
+  and the frames and wall minutes to a Pong training average of 18 of the runs in
+  `results_dir` (ablation.time_to_score)."""
   s = 6 if quick else 20
   def wanted(name):
     return parts is None or name in parts
@@ -209,7 +213,7 @@ def run_all(quick, game, num_envs, num_workers, t_max, apex_gin_file="apex_atari
   if wanted("apex"):
     results.append(_run_part("apex", game=game, quick=quick, gin_file=apex_gin_file))
   if results_dir:
-    results.append(benchmark_tables.time_to_score(results_dir))
+    results.append(ablation.time_to_score(results_dir))
   return results
 
 

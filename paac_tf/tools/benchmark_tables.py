@@ -1,12 +1,7 @@
 """The benchmark's tables: its parts' results (benchmark.py) as Markdown, each loop beside
-its limits, and the summary numbers of benchmark.json; and the wall minutes to a Pong
-training average of 18 of the committed runs (`time_to_score`, read with ablation.py's
-helpers)."""
-import json
-import os
-import re
-
-from paac_tf.tools import ablation
+its limits, and the summary numbers of benchmark.json; and the frames and wall minutes to a
+Pong training average of 18 per config, of the committed runs (`ablation.time_to_score`'s
+result)."""
 
 # Parts with a table of their own (after the table of rates).
 OWN_TABLES = ("interleaved", "precision", "tf_agents", "time_to_score")
@@ -140,48 +135,25 @@ def _baseline_table(r):
   return lines, summary
 
 
-def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
-  """The 'time_to_score' result: per results folder of `results_dir` with a `game` run
-  (its run_info.json) and a summaries.csv, the frames and training wall minutes (pauses
-  over `max_gap_s` between resumed parts left out) at which its training average first
-  reached `score` (None: never), with its config and algorithm."""
-  rows = []
-  for name in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else ():
-    folder = os.path.join(results_dir, name)
-    info_path = os.path.join(folder, "run_info.json")
-    if not (os.path.isfile(info_path) and
-            os.path.isfile(os.path.join(folder, "summaries.csv"))):
-      continue
-    with open(info_path, encoding="utf-8") as f:
-      info = json.load(f)
-    if info.get("env_name") != game:
-      continue
-    curve = ablation.read_curve(name, folder, max_gap_s)
-    hit = ablation.first_reach(curve, score)
-    config = re.search(r"--gin_file=(\S+)", info.get("command", ""))
-    rows.append({"folder": folder, "algorithm": info.get("algorithm"),
-                 "config": config.group(1) if config else None,
-                 "frames": hit[0] if hit else None, "wall_minutes": hit[1] if hit else None,
-                 "run_frames": curve.frames[-1], "run_wall_minutes": curve.wall_s[-1] / 60.0,
-                 "best_training_average": max(curve.returns)})
-  return {"part": "time_to_score", "game": game, "score": score, "results_dir": results_dir,
-          "rows": rows}
-
-
 def _time_to_score_table(r):
-  lines = ["Wall minutes to a %s training average (last 100 episodes) of %g, from the "
-           "committed runs under %s/ (summaries.csv; pauses over 5 minutes between resumed "
-           "parts left out; 2 shared CPU cores)." % (r["game"], r["score"], r["results_dir"]),
-           "", "| run | algorithm | config | frames to %g | wall minutes to %g | run: frames, "
-           "minutes, best average |" % (r["score"], r["score"]), "|---|---|---|---:|---:|---|"]
+  """config | results folder | frames and wall minutes to the score | machine note, from
+  ablation.time_to_score's rows; a run that never got there: '-', with its best average."""
+  lines = ["Frames and wall minutes to a %s training average (last 100 episodes) of %g, per "
+           "config, from the committed runs under %s/ (`ablation.time_to_score`: their "
+           "summaries.csv; pauses over 5 minutes between resumed parts left out; archive/ "
+           "left out). Wall minutes depend on the machine and its load: see the note." % (
+               r["game"], r["score"], r["results_dir"]),
+           "", "| config | results folder | frames to %g | wall minutes to %g | machine note |"
+           % (r["score"], r["score"]), "|---|---|---:|---:|---|"]
   summary = {}
   for row in r["rows"]:
-    reached = row["frames"] is not None
-    lines.append("| %s | %s | %s | %s | %s | %.1fM, %.0f, %.1f |" % (
-        row["folder"], row["algorithm"], row["config"],
-        "%.1fM" % (row["frames"] / 1e6) if reached else "not reached",
-        "**%.0f**" % row["wall_minutes"] if reached else "-", row["run_frames"] / 1e6,
-        row["run_wall_minutes"], row["best_training_average"]))
+    if row["frames"] is not None:
+      frames, minutes = "%.1fM" % (row["frames"] / 1e6), "**%.0f**" % row["wall_minutes"]
+    else:
+      frames = "- (best %.1f in %.1fM)" % (row["best_training_average"], row["run_frames"] / 1e6)
+      minutes = "- (%.0f min run)" % row["run_wall_minutes"]
+    lines.append("| %s | %s | %s | %s | %s |" % (row["config"] or "?", row["folder"], frames,
+                                                 minutes, row["machine_note"] or ""))
     summary[row["folder"]] = row["wall_minutes"]
   return lines, summary
 

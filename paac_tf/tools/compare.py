@@ -6,10 +6,15 @@ r"""The compare command: our runs beside the published scores, as a markdown rep
 Each argument is a run directory (what `paac_tf.train` writes), a results directory, or
 a folder of either; what is read from them (eval.json files, TensorBoard events,
 run_info.json, command.txt, wall_time.txt) is described in paac_tf/tools/run_results.py.
-The report (paac_tf/tools/results_table.py) has one row per evaluation, the median
-human-normalized score per algorithm, each run's budget beside the papers' and where every
-number came from. It is printed, and with --output written to a file, which is replaced
-only if this tool generated it (or with --overwrite).
+The report (paac_tf/tools/results_table.py) has one row per results folder (per
+evaluation), named by the folder and linked, with the config that made it
+(paac_tf/tools/run_labels.py); one headline median human-normalized score per algorithm
+and config, over the runs of exactly that config; each run's budget beside the papers';
+where every number came from; and a last section listing the superseded runs kept under
+an `archive/` folder (left out of the table and the medians), each with the why of its
+run_info.json ("archive_reason", "superseded_by"). It is printed, and with --output
+written to a file (its links relative to that file), which is replaced only if this tool
+generated it (or with --overwrite).
 """
 import os
 import shlex
@@ -20,10 +25,13 @@ from paac_tf.tools import results_table
 from paac_tf.tools import run_results
 
 
-def build_report(paths, command):
-  """(markdown, [RunResult]) for the given directories."""
+def build_report(paths, command, link_base=None):
+  """(markdown, [RunResult]) for the given directories; archived runs (under an archive/
+  folder below them) only in the report's last section. `link_base`: the folder links are
+  relative to (default: the working directory)."""
   results = run_results.collect(paths)
-  return results_table.report(results, command), results
+  archived = run_results.collect_archived(paths)
+  return results_table.report(results, command, archived, link_base), results
 
 
 def write_report(text, path, overwrite=False):
@@ -67,7 +75,10 @@ def main(argv):
   if not paths:
     raise errors.UserError("Give one or more run or results directories, e.g. "
                            "`python -m paac_tf.tools.compare runs/pong_paac`.")
-  text, _ = build_report(paths, command_line())
+  link_base = None
+  if FLAGS.output:
+    link_base = os.path.dirname(os.path.abspath(os.path.expanduser(FLAGS.output)))
+  text, _ = build_report(paths, command_line(), link_base)
   sys.stdout.write(text)
   if FLAGS.output:
     path = write_report(text, FLAGS.output, overwrite=FLAGS.overwrite)

@@ -12,9 +12,14 @@ directory, or a folder of either. Read from each (recursively):
 - optionally `run_info.json`, the nearest one in the run's or the evaluation's folder or
   their parents up to the argument:
     {"command": str, "wall_time_s": float, "hardware": str, "agent_steps": int,
-     "frames": int, "algorithm": "paac"|"apex", "env_name": str, "notes": str}
-  (every key optional; its values override what the events imply), and `command.txt` /
-  `wall_time.txt` (seconds, or H:MM:SS).
+     "frames": int, "algorithm": "paac"|"apex", "env_name": str, "notes": str,
+     "config": str, "machine_note": str, "archive_reason": str, "superseded_by": str}
+  (every key optional; its values override what the events imply; "config" names the
+  config that made the run, else it is derived from the command: run_labels.py), and
+  `command.txt` / `wall_time.txt` (seconds, or H:MM:SS).
+Each RunResult is named by its results folder: the folder of its eval.json, or the run
+directory when the evaluation lies inside it. Folders under an `archive/` folder below an
+argument (superseded runs) are left out of `collect` and read by `collect_archived`.
 """
 import dataclasses
 import os
@@ -27,10 +32,12 @@ from absl import logging
 from paac_tf import errors
 from paac_tf import reference_scores as ref
 from paac_tf.tools import events
+from paac_tf.tools import run_labels
 
 RUN_INFO = "run_info.json"
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
-                 "env_name", "notes", "commit", "evaluated_policy")
+                 "env_name", "notes", "commit", "evaluated_policy", "config", "machine_note",
+                 "archive_reason", "superseded_by")
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
 _EVAL_NAME = re.compile(r"^(?:.*[._-])?eval(?:[._-].*)?\.json$")
@@ -42,6 +49,9 @@ class RunResult:
   """What compare knows about one run."""
   name: str
   root: str                                # run directory, or the folder of its eval.json
+  folder: str = ""                         # the results folder that names the row
+  config: Optional[str] = None             # config label (run_labels.config_of)
+  config_explicit: bool = False            # from run_info's "config" (not the command)
   env_name: Optional[str] = None
   algorithm: Optional[str] = None
   network: Optional[str] = None
@@ -102,6 +112,10 @@ class RunResult:
   def hns(self):
     """Human-normalized score (fraction) of the shown score, or None."""
     return ref.human_normalized(self.env_name, self.shown_score)
+
+  @property
+  def folder_name(self):
+    return os.path.basename(os.path.normpath(self.folder or self.root))
 
   @property
   def label(self):
@@ -202,12 +216,15 @@ class _Group:
 
 
 def find_groups(path):
-  """The runs under one argument: {realpath(root): _Group}. UserError if nothing to read."""
+  """The runs under one argument, leaving out archive/ folders below it:
+  {realpath(root): _Group}. UserError if nothing to read."""
   top = os.path.abspath(os.path.expanduser(path))
-  runs = events.find_run_dirs(top)            # raises for a missing path / a file
+  runs = [r for r in events.find_run_dirs(top)       # raises for a missing path / a file
+          if not run_labels.archived_below(r.root, top)]
   eval_files = []
   for dirpath, _, filenames in events.walk(top):
-    eval_files.extend(os.path.join(dirpath, n) for n in filenames if _is_eval_file(n))
+    if not run_labels.archived_below(dirpath, top):
+      eval_files.extend(os.path.join(dirpath, n) for n in filenames if _is_eval_file(n))
   evals = [(p, d) for p, d in ((p, _read_eval(p)) for p in eval_files) if d is not None]
   if not runs and not evals:
     raise errors.UserError(
@@ -311,13 +328,15 @@ def build_result(group, chosen=None, run_events=None):
   summaries if already read."""
   run = group.run
   root = run.root if run else group.root
-  result = RunResult(name=os.path.basename(os.path.normpath(root)), root=root)
+  result = RunResult(name=os.path.basename(os.path.normpath(root)), root=root, folder=root)
   run_config = run.run_config if run else {}
 
   if chosen is None and group.evals:
     chosen = sorted(group.evals, key=_eval_order)[-1]
   if chosen is not None:
     result.eval_path, result.evaluation = chosen
+    if not _under(result.eval_path, root):
+      result.folder = os.path.dirname(result.eval_path)
 
   starts = ([os.path.dirname(result.eval_path)] if result.eval_path else []) + [root]
   info_path = _nearest(RUN_INFO, starts, group.top)
@@ -343,6 +362,7 @@ def build_result(group, chosen=None, run_events=None):
     command_path = _nearest(COMMAND_TXT, starts, group.top)
     if command_path:
       result.command = _read_text(command_path)
+  result.config, result.config_explicit = run_labels.config_of(info, result.command)
   if info.get("notes"):
     result.notes.append(str(info["notes"]))
 
@@ -422,8 +442,35 @@ def _fill_wall_time(result, starts, top):
     result.wall_time_source = "event timestamps"
 
 
+def _sort_key(result):
+  return (result.game or result.env_name or "~", algorithm_name(result.algorithm),
+          result.config or "~", result.frames if result.frames is not None else -1.0,
+          result.folder_name)
+
+
+def collect_archived(paths):
+  """[(folder, run_info dict, [RunResult])]: each folder in an archive/ folder below the
+  given paths, with its run_info.json and what compare reads from it (maybe nothing)."""
+  out = []
+  for path in paths:
+    for archive in run_labels.archive_dirs(os.path.abspath(os.path.expanduser(path))):
+      for name in sorted(os.listdir(archive)):
+        folder = os.path.join(archive, name)
+        if not os.path.isdir(folder) or name.startswith("."):
+          continue
+        info_path = os.path.join(folder, RUN_INFO)
+        info = (events.read_json(info_path) if os.path.isfile(info_path) else None) or {}
+        try:
+          results = [r for g in find_groups(folder).values() for r in build_results(g)]
+        except errors.UserError:
+          results = []
+        out.append((folder, info, sorted(results, key=_sort_key)))
+  return out
+
+
 def collect(paths):
-  """RunResults for the given run/results directories (a run given twice counts once)."""
+  """RunResults for the given run/results directories (a run given twice counts once),
+  leaving out archive/ folders below them (see collect_archived)."""
   if not paths:
     raise errors.UserError("Give at least one run or results directory.")
   merged = {}
@@ -436,7 +483,6 @@ def collect(paths):
       else:
         merged[key] = group
   results = [r for g in merged.values() for r in build_results(g)]
-  results.sort(key=lambda r: (r.game or r.env_name or "~", algorithm_name(r.algorithm), r.name,
-                              r.frames if r.frames is not None else -1.0))
+  results.sort(key=_sort_key)
   return results
 
