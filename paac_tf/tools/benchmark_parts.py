@@ -45,15 +45,24 @@ def paac_agent(network, jit=False, precision="float32", num_actions=6):
   return agent_lib.PaacAgent(model, total_updates=10 ** 6, jit_compile=jit)
 
 
-def act_calls(agent, num_envs, t_max=5):
-  """A callable running one rollout's action selections on random batches as the loop
-  calls them (concrete functions, the observations in an aligned array shared with the
-  tensor): where the agent stores activations, `act_packed` at step 0 and `act_stored` at
-  steps 1..t_max-1 with the copy of their activations; else `act_packed` t_max times.
-  Returns the number of observations."""
+def _aligned(shape, observations=None):
+  """An aligned uint8 array of `shape` (the loop's, shared with tensors): `observations`,
+  or random frames."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
-  obs = rollout.aligned_empty((num_envs, 84, 84, 4), np.uint8)
-  obs[...] = np.random.default_rng(0).integers(0, 256, obs.shape, dtype=np.uint8)
+  obs = rollout.aligned_empty(shape, np.uint8)
+  obs[...] = (np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+              if observations is None else observations)
+  return obs
+
+
+def act_calls(agent, num_envs, t_max=5, observations=None):
+  """A callable running one rollout's action selections on a batch (`observations`
+  [num_envs, 84, 84, 4], else random) as the loop calls them (concrete functions, the
+  observations in an aligned array shared with the tensor): where the agent stores
+  activations, `act_packed` at step 0 and `act_stored` at steps 1..t_max-1 with the copy
+  of their activations; else `act_packed` t_max times. Returns the number of observations."""
+  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  obs = _aligned((num_envs, 84, 84, 4), observations)
   act = rollout.concrete_function(agent.act_packed, obs)
   if not (getattr(agent, "stores_activations", False) and t_max > 1):
     def plain():
@@ -72,18 +81,18 @@ def act_calls(agent, num_envs, t_max=5):
   return stored
 
 
-def train_calls(agent, num_envs, t_max):
+def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   """A callable running the loop's update (`train_stored` where the agent stores
-  activations, else `train_packed`) on a random rollout of t_max steps from num_envs envs,
-  as the loop calls it (the observations shared, as `act_calls`); returns the number of
-  samples."""
+  activations, else `train_packed`) on a rollout of t_max steps from num_envs envs
+  (`observations` [t_max, num_envs, 84, 84, 4] and `rewards`, else random), as the loop
+  calls it (the observations shared, as `act_calls`); returns the number of samples."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
-  step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], shape), np.ones(shape), np.zeros(shape),
+  rewards = rng.choice([-1.0, 0.0, 1.0], shape) if rewards is None else rewards
+  step_data = np.stack([rewards, np.ones(shape), np.zeros(shape),
                         np.zeros(shape)]).astype(np.float32)
-  obs = rollout.aligned_empty(shape + (84, 84, 4), np.uint8)
-  obs[...] = rng.integers(0, 256, obs.shape, dtype=np.uint8)
+  obs = _aligned(shape + (84, 84, 4), observations)
   rest = (rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
   if getattr(agent, "stores_activations", False) and t_max > 1:
     activations = rollout.aligned_empty((t_max - 1, num_envs, agent.activation_size),

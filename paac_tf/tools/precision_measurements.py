@@ -6,8 +6,10 @@ loops' batch sizes, float32 and `mixed_bfloat16` (paac_tf/networks/precision.py)
 in one process in alternating segments, the order swapped every round, so that a drift of
 a shared machine's speed affects both alike; each round gives the ratio bf16 / float32
 (of wall-clock rates, and of rates per CPU second of this process), the table their medians:
-  PAAC act     `PaacAgent.act_packed` on n_e observations (arch_nips and arch_nature);
-  PAAC train   `PaacAgent.train_packed` on a rollout of t_max x n_e;
+  PAAC act     one rollout's action selections on n_e observations (arch_nips and
+               arch_nature), as the loop makes them (benchmark_parts.act_calls);
+  PAAC train   the loop's update on a rollout of t_max x n_e (benchmark_parts.train_calls:
+               from stored activations where the agent stores them);
   Ape-X act    the actor's dueling network on its batch of observations (`apex_network`'s
                default, arch_nature);
   Ape-X learn  `ApexLearnerStep.train` on a batch of replay items.
@@ -198,32 +200,14 @@ def _calls(fn, items):
   return call
 
 
-def _shared(array):
-  """`array` in an aligned copy, and a callable giving the tensor that shares it (the
-  training loop's observations, rollout.as_tensor)."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
-  copy = rollout.aligned_empty(array.shape, array.dtype)
-  copy[...] = array
-  return copy, lambda: rollout.as_tensor(copy)
-
-
 def _act(agent, observations):
-  """`act_packed` as the training loop calls it."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
-  observations, tensor = _shared(observations)
-  act = rollout.concrete_function(agent.act_packed, observations)
-  return _calls(lambda: act(tensor()).numpy(), len(observations))
+  """One rollout's action selections on `observations`, as the training loop calls them."""
+  num_envs = len(observations)
+  return benchmark_parts.act_calls(agent, num_envs, observations=observations)
 
 
 def _train(agent, observations, rewards):
-  """`train_packed` on the real rollout [T, B, ...] (random actions, its rewards), as the
-  training loop calls it."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  """The loop's update on the real rollout [T, B, ...] (random actions, its rewards), as
+  the training loop calls it."""
   num_steps, batch = rewards.shape
-  shape = (num_steps, batch)
-  step_data = np.stack([rewards, np.ones(shape), np.zeros(shape), np.zeros(shape)])
-  observations, tensor = _shared(observations)
-  args = (np.random.default_rng(0).integers(0, 6, shape), step_data.astype(np.float32),
-          np.zeros((num_steps + 1, batch), np.float32))
-  train = rollout.concrete_function(agent.train_packed, observations, *args)
-  return _calls(lambda: train(tensor(), *args).numpy(), num_steps * batch)
+  return benchmark_parts.train_calls(agent, batch, num_steps, observations, rewards)

@@ -6,10 +6,9 @@ stepped asynchronously and in turn: while group g's environments step, the actio
 group g+1 are computed, so environment stepping and action selection overlap. The rollouts
 and the update are exactly those of one group.
 
-`overlap_learner=True` goes one step further: the first action of the next rollout is
-chosen, and its environment step started, before the update is applied, so the update runs
-while the environments step. That first action then comes from weights one update old
-(1/t_max of the samples; the bootstrap values are unaffected). Off by default.
+`overlap_learner=True` goes one step further: the environment step of the next rollout's
+first action (chosen, as always, with the bootstrap values, see below) starts before the
+update is applied, so the update runs while the environments step. Off by default.
 
 Observations are copied once between the environments and the train step: each rollout's
 observations live in one preallocated [t_max, n_e, ...] array (two, used in turn, as the

@@ -46,7 +46,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
     stop_at_average_return: stop early once the last 100 episodes average at least this.
     overlap_learner: start the next rollout's first env step before the update (see
-      rollout.py; that action comes from weights one update old).
+      rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
       (paac_tf/networks/precision.py).
     exporter: callable(agent, env, step) used for exports (given by the entry point).
