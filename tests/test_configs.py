@@ -29,6 +29,8 @@ RUNS = {
     "apex_cartpole.gin": (2000, APEX_SMALL),
     "apex_atari.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
                                            "--gin_bindings=apex_learner.batch_size=32")),
+    "apex_atari_small.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
+                                                 "--gin_bindings=apex_learner.batch_size=32")),
 }
 
 
@@ -56,6 +58,8 @@ def test_shipped_config_runs_through_the_cli(name, tmp_path):
   assert "train_eval.total_steps = %d" % steps in operative
   if name.startswith("atari_"):   # includes atari.gin, found beside it
     assert "train_eval.env_name = 'Pong'" in operative
+  if name == "apex_atari_small.gin":   # the learner's TF threads took effect in the launcher
+    assert "Learner TF threads: 2 intra-op, 1 inter-op" in proc.stderr, proc.stderr[-3000:]
 
 
 def test_a_users_include_resolves_beside_the_including_file(tmp_path, monkeypatch):

@@ -10,8 +10,12 @@ Protocol:
   game (default: the run's setting, 108000 = 30 minutes);
 - actions: the exported policy's own (PAAC: a sample of its policy, or the argmax if
   exported greedy; Ape-X: argmax), replaced by a uniformly random action with
-  probability `epsilon`. Default epsilon: 0.001 for greedy Ape-X exports (as in the
-  Rainbow / Dopamine evaluations; the Nature DQN used 0.05), 0 otherwise;
+  probability `epsilon`. Default epsilon: 0.001 for greedy Ape-X exports, 0 otherwise.
+  0.001 is the evaluation epsilon of Dopamine's DQN and Rainbow agents (`epsilon_eval`;
+  the Nature DQN used 0.05). The Ape-X paper evaluates with 30 no-op starts (this
+  protocol) and with human starts (not available here); the project's reference material
+  does not give the epsilon it evaluated with, so 0.001 is Dopamine's value, not the
+  paper's (docs/apex.md, "Evaluation");
 - `episodes` episodes run on n_e = min(episodes, num_envs) environments in parallel, and
   each environment slot plays a fixed share of them (its first episodes, chosen before
   any outcome is known). Taking the first N episodes to finish instead would bias the

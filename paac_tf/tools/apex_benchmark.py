@@ -1,8 +1,18 @@
 r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
 
   python -m paac_tf.tools.apex_benchmark --gin_file=apex_atari.gin [--quick] \
-      [--num_actors=2] [--actor_seconds=60] [--learner_seconds=60] [--gin_bindings=...]
+      [--num_actors=2] [--actor_seconds=60] [--learner_seconds=60] [--gin_bindings=...] \
+      [--learner_with_actors]
+  python -m paac_tf.tools.apex_benchmark --gin_file=apex_atari_small.gin --learner_sweep \
+      [--sweep_batch_sizes=32,64,...] [--sweep_networks=arch_nips,arch_nature] \
+      [--sweep_precisions=float32,mixed_bfloat16] [--sweep_threads=1,2,2:1]
   python -m paac_tf.tools.benchmark --quick     # runs `measure` as its part 'apex'
+
+--learner_sweep measures only the learner's compiled step alone (`sweep`), on replay items
+built from real Atari frames, for every torso x precision x batch size, in one process per
+TF thread setting (INTRA or INTRA:INTER threads): batches/s, samples/s and samples per CPU
+second (the steadier figure on a shared machine). It chose apex_atari_small.gin's torso,
+precision and batch size. Otherwise, in order:
 
 1. Emulator alone: the actors' batched environment (`apex_actor.num_envs`,
    `apex_actor.num_workers`) stepped with random actions in this process: agent steps/s
@@ -28,12 +38,15 @@ r"""Measures Ape-X's moving parts on this machine, each beside its own limit.
    evicted below capacity) and the serialized size per transition (a Reverb checkpoint
    of the table: compressed chunks plus item records, / items), beside what an item would
    take if it copied its frames (window x frame bytes): each frame is stored once.
-4. The actors stop; the learner's loop (its compiled step on prioritized batches sampled
-   from that replay over gRPC, as from another host; priorities written back; weights
-   published every `apex_learner.publish_interval` steps) runs for `learner_seconds`:
-   batches/s and samples/s (the server's count).
+4. The actors stop (with --learner_with_actors they keep writing, at full speed: this
+   replay never blocks them); the learner's loop (its compiled step on prioritized batches
+   sampled from that replay over gRPC, as from another host; priorities written back;
+   weights published every `apex_learner.publish_interval` steps) runs in this process,
+   with the TF threads of `apex_learner.tf_threads` and `tf_inter_op_threads`, for
+   `learner_seconds`: batches/s, samples/s (the server's count) and samples per CPU
+   second of this process.
 5. The same compiled step alone, on one batch kept in memory, for `train_seconds`:
-   batches/s, the learner's limit.
+   batches/s and samples per CPU second, the learner's limit.
 Ratios: actor / emulator per core (per actor process) and per CPU second, actor / its
 serial bound and / its full serial bound per CPU second, learner / train step alone.
 Peak RSS (VmHWM) of the replay server, of the largest actor and of this process (learner).
@@ -68,6 +81,18 @@ def _define_flags():
   flags.DEFINE_integer("num_actors", None, "Actor processes (default: run_local.num_actors).")
   flags.DEFINE_float("actor_seconds", None, "Seconds of actor measurement.")
   flags.DEFINE_float("learner_seconds", None, "Seconds of learner measurement (0: skip).")
+  flags.DEFINE_bool("learner_with_actors", False, "Measure the learner's loop while the "
+                    "actors keep writing (at full speed: the benchmark's replay never blocks).")
+  flags.DEFINE_bool("learner_sweep", False, "Only the learner's step alone, for each of "
+                    "--sweep_networks x --sweep_precisions x --sweep_batch_sizes, once per "
+                    "--sweep_threads setting.")
+  flags.DEFINE_list("sweep_batch_sizes", ["32", "64", "128", "256", "512"], "Batch sizes.")
+  flags.DEFINE_list("sweep_networks", ["arch_nips", "arch_nature"], "Torsos.")
+  flags.DEFINE_list("sweep_precisions", ["float32", "mixed_bfloat16"], "Precisions.")
+  flags.DEFINE_list("sweep_threads", ["1"], "TF threads of the learner, INTRA or INTRA:INTER "
+                    "(intra-op, inter-op), one process each.")
+  flags.DEFINE_float("sweep_seconds", 2.0, "Seconds per combination and round.")
+  flags.DEFINE_integer("sweep_rounds", 2, "Rounds (medians are reported).")
   flags.DEFINE_string("json_out", None, "Also write the results as JSON here.")
 
 
@@ -91,7 +116,7 @@ FULL = {"emulator_seconds": 20.0, "act_seconds": 20.0, "write_seconds": 20.0,
 
 
 def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
-            num_actors=None, **seconds):
+            num_actors=None, learner_with_actors=False, **seconds):
   """Parses the run's gin config, runs every measurement; returns a flat dict of results.
 
   Args:
@@ -101,6 +126,7 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
       name is looked up in paac_tf/configs/), and extra bindings.
     num_actors: actor processes (default: run_local.num_actors of the config, else
       run_local's default).
+    learner_with_actors: measure the learner's loop (4.) while the actors keep writing.
     **seconds: overrides of QUICK / FULL (emulator_seconds, actor_seconds, ...).
   """
   bindings = list(gin_bindings)
@@ -116,9 +142,39 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
   if num_actors is None:
     from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
     num_actors = int(config.configured_or_default(launcher.run_local, "num_actors"))
-  results = run(int(num_actors), **durations)
+  results = run(int(num_actors), learner_with_actors=learner_with_actors, **durations)
   results.update({"quick": bool(quick), "gin_files": gin_files})
   return results
+
+
+def _thread_setting(text):
+  """'2' -> (2, None); '2:1' -> (2, 1)."""
+  intra, _, inter = str(text).partition(":")
+  return int(intra), (int(inter) if inter else None)
+
+
+def sweep(gin_file="apex_atari.gin", gin_bindings=(), batch_sizes=(32, 64, 128, 256, 512),
+          networks=("arch_nips", "arch_nature"), precisions=("float32", "mixed_bfloat16"),
+          thread_settings=("1",), seconds=2.0, rounds=2, game=None):
+  """The learner's step alone (apex_measurements.learner_step_rates) for every torso x
+  precision x batch size, in one process per TF thread setting ('INTRA' or 'INTRA:INTER');
+  returns a list of result rows."""
+  gin_files = [gin_file] if isinstance(gin_file, str) else list(gin_file)
+  measurements.parse_gin(gin_files, list(gin_bindings))
+  work_dir = tempfile.mkdtemp(prefix="apex_sweep_")
+  try:
+    config_file = os.path.join(work_dir, "config.gin")
+    with open(config_file, "w") as f:
+      f.write(gin.config_str())
+    rows = []
+    for setting in thread_settings:
+      intra, inter = _thread_setting(setting)
+      rows.extend(measurements.learner_step_rates(
+          config_file, work_dir, batch_sizes, networks, precisions, intra, inter,
+          seconds=seconds, rounds=rounds, game=game))
+    return rows
+  finally:
+    shutil.rmtree(work_dir, ignore_errors=True)
 
 
 def _ratios(results):
@@ -178,8 +234,13 @@ class _Observer:
 
 
 def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0,
-        act_seconds=20.0, write_seconds=20.0):
+        act_seconds=20.0, write_seconds=20.0, learner_with_actors=False):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
+  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  # The learner runs in this process: its TF threads as the config sets them (before TF
+  # starts; in a process where TF already runs they stay as they are, reported as None).
+  pools = threads.set_tf_threads(measurements.learner_setting("tf_threads"),
+                                 measurements.learner_setting("tf_inter_op_threads"))
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
@@ -195,7 +256,10 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   results = {"env_name": env_name, "num_actors": num_actors, "layout": repr(layout),
              "cpu_count": os.cpu_count(), "frames_per_agent_step": frameskip,
              "raw_frame_bytes": layout.frame_bytes(),
-             "item_bytes_if_frames_copied": sum(item_bytes.values())}
+             "item_bytes_if_frames_copied": sum(item_bytes.values()),
+             "learner_tf_threads": list(pools) if pools else None,
+             "actor_tf_threads": measurements.actor_setting("tf_threads"),
+             "learner_with_actors": bool(learner_with_actors)}
   if emulator_seconds > 0:
     results.update(measurements.emulator(env_name, emulator_seconds))
   work_dir = tempfile.mkdtemp(prefix="apex_benchmark_")
@@ -267,12 +331,23 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
         "replay_rss_bytes": rss1, "replay_rss_bytes_before_actors": base_rss,
         "actor_peak_rss_bytes": actor_peak,
     })
+    if learner_with_actors and (learner_seconds > 0 or train_seconds > 0):
+      cpu0, steps0 = measurements.cpu_seconds(actors.pids()), observer.read()[1]
+      t0 = time.monotonic()
+      results.update(measurements.learner(address, layout, network, num_actions,
+                                          observation_spec, learner_seconds, train_seconds))
+      dt = time.monotonic() - t0
+      results["learner_phase_actor_cpu_cores_used"] = (
+          measurements.cpu_seconds(actors.pids()) - cpu0) / dt
+      results["learner_phase_actor_agent_steps_per_second"] = (
+          observer.read()[1] - steps0) / dt
+      actors.check()
     actors.stop()
     actors = None
     checkpoint = client.checkpoint()
     size = client.server_info(timeout=30)[replay_layout.REPLAY_TABLE].current_size
     results["replay_checkpoint_bytes_per_item"] = _tree_bytes(checkpoint) / max(size, 1)
-    if learner_seconds > 0 or train_seconds > 0:
+    if not learner_with_actors and (learner_seconds > 0 or train_seconds > 0):
       results.update(measurements.learner(address, layout, network, num_actions,
                                           observation_spec, learner_seconds, train_seconds))
     results["replay_peak_rss_bytes"] = measurements.peak_rss(server.pid)
@@ -296,10 +371,29 @@ def main(argv):
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
   if not FLAGS.gin_file:
     raise errors.UserError("Give the run's config, e.g. --gin_file=apex_atari.gin.")
+  if FLAGS.learner_sweep:
+    rows = sweep(FLAGS.gin_file, FLAGS.gin_bindings,
+                 batch_sizes=[int(b) for b in FLAGS.sweep_batch_sizes],
+                 networks=FLAGS.sweep_networks, precisions=FLAGS.sweep_precisions,
+                 thread_settings=FLAGS.sweep_threads, seconds=FLAGS.sweep_seconds,
+                 rounds=FLAGS.sweep_rounds)
+    print("%-11s %-14s %6s %7s %9s %10s %14s %9s" % (
+        "network", "precision", "batch", "threads", "batches/s", "samples/s",
+        "samples/CPU s", "CPU cores"))
+    for row in rows:
+      print("%-11s %-14s %6d %3s:%-3s %9.2f %10.0f %14.0f %9.2f" % (
+          row["network"], row["precision"], row["batch_size"], row["intra_op_threads"],
+          row["inter_op_threads"], row["batches_per_second"], row["samples_per_second"],
+          row["samples_per_cpu_second"], row["cpu_cores_used"]))
+    if FLAGS.json_out:
+      with open(FLAGS.json_out, "w") as f:
+        json.dump(rows, f, indent=2)
+    return
   overrides = {k: getattr(FLAGS, k) for k in ("actor_seconds", "learner_seconds")
                if getattr(FLAGS, k) is not None}
   results = measure(FLAGS.quick, gin_file=FLAGS.gin_file, gin_bindings=FLAGS.gin_bindings,
-                    num_actors=FLAGS.num_actors, **overrides)
+                    num_actors=FLAGS.num_actors, learner_with_actors=FLAGS.learner_with_actors,
+                    **overrides)
   for key, value in results.items():
     print("%-38s %s" % (key, "%.2f" % value if isinstance(value, float) else value))
   if FLAGS.json_out:

@@ -1,8 +1,10 @@
 """The single measurements of the Ape-X benchmark (`apex_benchmark.py` runs them and says
 what each one means): the actors' emulator alone; the actor's action selection and its
 replay writes alone, each in a process of its own; the learner's loop on a real replay and
-its compiled step alone. Also the process statistics they read (CPU seconds, resident
-memory) and the configuration's actor and learner settings.
+its compiled step alone; the compiled step for several torsos, precisions and batch sizes
+with given TF threads (`learner_step_rates`, a process of its own). Also the process
+statistics they read (CPU seconds, resident memory) and the configuration's actor and
+learner settings.
 """
 import json
 import os
@@ -231,8 +233,10 @@ def write_worker(config_file, address, seconds, out, recorded_steps=200):
 
 
 def learner(address, layout, network, num_actions, observation_spec, seconds,
-                     train_seconds):
-  """Batches/s of the compiled step sampling from Reverb, then of the step alone."""
+            train_seconds):
+  """Batches/s of the compiled step sampling from Reverb, then of the step alone; samples
+  per CPU second of this process (TF's pools, the sampling pipeline's and the priority
+  writes' threads; not the replay server's)."""
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
@@ -265,23 +269,109 @@ def learner(address, layout, network, num_actions, observation_spec, seconds,
     one_step()
   results = {"learner_batch_size": batch_size}
   if seconds > 0:
-    count, samples0, t0 = 0, sampled(), time.monotonic()
+    count, samples0 = 0, sampled()
+    t0, cpu0 = time.monotonic(), time.process_time()
     while time.monotonic() - t0 < seconds or count < 2:
       one_step()
       count += 1
-    dt = time.monotonic() - t0
+    dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
     results.update({"learner_batches_per_second": count / dt,
                     "learner_samples_per_second": count * batch_size / dt,
+                    "learner_samples_per_cpu_second": count * batch_size / max(cpu, 1e-9),
+                    "learner_cpu_cores_used": cpu / dt,
                     "replay_samples_per_second": (sampled() - samples0) / dt})
   if train_seconds > 0:
     batch = next(iterator)   # one batch in memory: the step without sampling or write-back
     step.train(batch)[1].numpy()
-    count, t0 = 0, time.monotonic()
+    count, t0, cpu0 = 0, time.monotonic(), time.process_time()
     while time.monotonic() - t0 < train_seconds or count < 2:
       step.train(batch)[1].numpy()
       count += 1
-    dt = time.monotonic() - t0
+    dt, cpu = time.monotonic() - t0, time.process_time() - cpu0
     results.update({"train_step_batches_per_second": count / dt,
-                    "train_step_samples_per_second": count * batch_size / dt})
+                    "train_step_samples_per_second": count * batch_size / dt,
+                    "train_step_samples_per_cpu_second": count * batch_size / max(cpu, 1e-9)})
   iterator = dataset = None   # the pipeline ends here, before the caller goes on
   return results
+
+
+def learner_step_rates(config_file, work_dir, batch_sizes, networks, precisions,
+                       intra_op_threads, inter_op_threads=None, seconds=2.0, rounds=2,
+                       game=None):
+  """The learner's compiled step alone (`ApexLearnerStep.train`, the run's optimizer and
+  loss) for each torso x precision x batch size, in a process of its own with these TF
+  threads (they must be set before TF starts): batches/s, samples/s and samples per CPU
+  second of that process.
+
+  The batches are replay items as the replay stores them, built from real Atari frames
+  (`precision_measurements.replay_sample`: the vector env played with random actions).
+  Each combination is timed for `seconds` in each of `rounds` rounds, the order reversed
+  every other round so that a shared machine's drift affects all alike; the medians are
+  returned, one dict per combination.
+  """
+  spec = {"batch_sizes": [int(b) for b in batch_sizes], "networks": list(networks),
+          "precisions": list(precisions), "intra": int(intra_op_threads or 0),
+          "inter": None if inter_op_threads is None else int(inter_op_threads),
+          "seconds": float(seconds), "rounds": int(rounds), "game": game}
+  name = "learner_step_%d_%s" % (spec["intra"], spec["inter"])
+  return _in_subprocess("learner_step_worker", [config_file, json.dumps(spec)], work_dir, name,
+                        "the learner step")["rows"]
+
+
+def learner_step_worker(config_file, spec, out):
+  spec = json.loads(spec)
+  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  parse_gin([config_file], [])
+  pools = threads.set_tf_threads(spec["intra"], spec["inter"])
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
+  from paac_tf.tools import precision_measurements  # pylint: disable=import-outside-toplevel
+  env_name = spec["game"] or config.env_name_or_configured(None)
+  batch_sizes = spec["batch_sizes"]
+  num_envs = 16
+  steps = -(-max(batch_sizes) // num_envs) + precision_measurements.N_STEP + 8
+  observations, rewards, step_types, num_actions = precision_measurements.atari_frames(
+      env_name, num_envs, steps)
+  observation_spec = tf.TensorSpec(observations.shape[2:], tf.uint8)
+  layout = replay_layout.ReplayLayout(observation_spec)
+  if layout.n_step != precision_measurements.N_STEP or not layout.single_frames:
+    raise errors.UserError("The learner step measurement builds 3-step single-frame items; "
+                           "the config has %r." % layout)
+  samples = {b: precision_measurements.replay_sample(observations, rewards, step_types,
+                                                     num_actions, b) for b in batch_sizes}
+  settings = dueling_q.apex_network()
+  calls = []
+  for network in spec["networks"]:
+    for precision in spec["precisions"]:
+      online, target = (dueling_q.build_q_network(num_actions, observation_spec,
+                                                  dict(settings, network=network),
+                                                  precision=precision) for _ in range(2))
+      step = learner_step.ApexLearnerStep(online, target, layout)
+      step.build()
+      for b in batch_sizes:
+        call = (lambda s=step, x=samples[b]: s.train(x)[1].numpy())
+        call()   # tracing
+        call()
+        calls.append(((network, precision, b), call))
+  rates = {key: [] for key, _ in calls}
+  for r in range(spec["rounds"]):
+    for key, call in (calls if r % 2 == 0 else calls[::-1]):
+      count, t0, cpu0 = 0, time.monotonic(), time.process_time()
+      while time.monotonic() - t0 < spec["seconds"] or count < 2:
+        call()
+        count += 1
+      rates[key].append((count / (time.monotonic() - t0),
+                         count / max(time.process_time() - cpu0, 1e-9)))
+  rows = []
+  for (network, precision, b), per_round in rates.items():
+    batches, batches_cpu = (float(np.median([x[i] for x in per_round])) for i in range(2))
+    rows.append({"network": network, "precision": precision, "batch_size": b,
+                 "intra_op_threads": pools[0] if pools else None,
+                 "inter_op_threads": pools[1] if pools else None,
+                 "batches_per_second": batches, "samples_per_second": batches * b,
+                 "samples_per_cpu_second": batches_cpu * b,
+                 "cpu_cores_used": batches / batches_cpu})
+  with open(out, "w") as f:
+    json.dump({"rows": rows}, f)

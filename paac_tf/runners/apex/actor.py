@@ -87,8 +87,9 @@ def environment_specs(env_name, seed=0):
 def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=None, seed=0,
                num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
                epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
-               report_interval_s=1.0, log_interval_s=30.0, tf_threads=1, max_steps=None,
-               server_timeout_s=300.0, parent_pid=None, stop=None):
+               report_interval_s=1.0, log_interval_s=30.0, tf_threads=1,
+               tf_inter_op_threads=None, max_steps=None, server_timeout_s=300.0,
+               parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
   Args:
@@ -101,7 +102,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
       i.e. 100 agent steps per environment).
     chunk_length: frames per Reverb chunk (compression unit; items wait for their chunk).
     report_interval_s: seconds between reports to the learner (agent steps, episodes).
-    tf_threads: TF thread pool size (actors share cores; 1 avoids oversubscription).
+    tf_threads: TF's intra-op threads (actors share cores; 1 avoids oversubscription: the
+      forward pass on one batch of observations is small). None or 0: TF's default.
+    tf_inter_op_threads: TF's inter-op threads (None: as `tf_threads`).
     max_steps: stop after this many batched steps (None: until told to stop).
     server_timeout_s: give up (exit status 3) after this long without the replay server,
       at start or mid-run (retries: `ReplayRetry`).
@@ -111,7 +114,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
   import reverb  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  threads.set_tf_threads(tf_threads)
+  threads.set_tf_threads(tf_threads, tf_inter_op_threads)
   own_stop = stop is None
   if own_stop:
     stop = signals.StopRequest(ignore_sigint=parent_pid is not None, second_exits=False,

@@ -84,7 +84,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
                  publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
                  keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
                  prefetch=2, dataset_workers=1, report_interval_s=1.0, tf_threads=None,
-                 server_timeout_s=300.0, stop=None, health_check=None, on_finished=None):
+                 tf_inter_op_threads=None, server_timeout_s=300.0, stop=None,
+                 health_check=None, on_finished=None):
   """Trains until `total_steps` agent steps were reported by the actors; resumable.
 
   Args:
@@ -103,7 +104,12 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     prefetch: batches the tf.data pipeline keeps ready.
     dataset_workers: Reverb sampler threads of the pipeline.
     report_interval_s: seconds between drains of the actors' reports (and progress).
-    tf_threads: cap TF's thread pools (None: TF's default).
+    tf_threads: TF's intra-op threads, the cores one op of the update may use (None: TF's
+      default, one per core). Ape-X's learner is the process that needs the cores: actors
+      wait for it (the replay's rate limiter blocks their inserts), so leave it the cores
+      the actors do not use (see apex_atari_small.gin for the measurement).
+    tf_inter_op_threads: TF's inter-op threads, independent ops at once (None: as
+      `tf_threads`).
     server_timeout_s: give up (ReplayUnreachableError, after a checkpoint) once
       the replay server has not answered for this long, at start or mid-run.
     stop: object with a `requested` attribute (default: a SIGINT/SIGTERM handler).
@@ -114,7 +120,9 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     dict: env_steps, learner_steps, average_return, average_return_lowest_epsilon, reason.
   """
   import reverb  # pylint: disable=import-outside-toplevel
-  threads.set_tf_threads(tf_threads)
+  pools = threads.set_tf_threads(tf_threads, tf_inter_op_threads)
+  if pools:
+    logging.info("Learner TF threads: %d intra-op, %d inter-op (0: one per core).", *pools)
   train_dir = os.path.join(root_dir, "train")
   network_settings = dueling_q.apex_network()
   observation_spec, num_actions = actor_lib.environment_specs(env_name, seed)
