@@ -160,7 +160,9 @@ def _reference_updates(env, agent, t_max, updates, num_groups):
 def test_the_loops_updates_are_unchanged(env_name, num_groups):
   """RolloutRunner (observations received into its arrays on the Atari vector env, copied
   there from other envs, shared with act and train) makes exactly the updates of the plain
-  loop: same actions sampled, same weights after several updates."""
+  loop: same actions sampled, same weights after several updates. Both train with the
+  tape's update (`reuse_activations=False`): the stored-activation update equals it up to
+  float rounding only (tests/test_stored_activations.py)."""
   t_max, n, updates = 5, 4, 3
   torso = "arch_nips" if env_name == "Pong" else "mlp"
   weights = None
@@ -172,7 +174,7 @@ def test_the_loops_updates_are_unchanged(env_name, num_groups):
       if weights is None:
         weights = model.get_weights()
       model.set_weights(weights)
-      agent = agent_lib.PaacAgent(model, total_updates=100, seed=3)
+      agent = agent_lib.PaacAgent(model, total_updates=100, seed=3, reuse_activations=False)
       if runner_kind == "reference":
         _reference_updates(env, agent, t_max, updates, num_groups)
       else:
