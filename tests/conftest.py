@@ -1,4 +1,5 @@
 """Shared test set-up: quiet TF logs, the repo root on sys.path, helpers for CLI runs."""
+import json
 import multiprocessing
 import os
 import subprocess
@@ -21,6 +22,15 @@ def run_module(module, *args, timeout=600, env=None, cwd=REPO):
   full_env.update(env or {})
   return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
                         capture_output=True, text=True, timeout=timeout)
+
+
+def run_snippet_json(code, timeout, cwd=REPO):
+  """Runs the Python snippet `code` in a fresh interpreter (for code that defines absl flags
+  or forks processes) and returns the JSON object its last stdout line prints."""
+  proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                        timeout=timeout)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture

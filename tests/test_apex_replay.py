@@ -220,11 +220,15 @@ def test_actor_initial_priorities_and_learner_priority_updates(monkeypatch):
     assert len(acted_with) == 60
     for eps in acted_with:
       np.testing.assert_allclose(eps, ladder, rtol=1e-12)
-    # Its reports carry the median of its epsilons.
+    # Its reports carry the median of its epsilons, their minimum and, per episode, the
+    # epsilon that played it: the learner's low-epsilon window takes those of its last
+    # three environments (0.4 ** 6..8 <= 0.01 < 0.4 ** 5 = 0.01024).
     reports = actor_reports.ActorReports()
     assert reports.drain(client) >= 1
     assert reports.epsilons == {1: pytest.approx(float(np.median(ladder)), rel=1e-6)}
-    assert reports.lowest_epsilon_window() is reports.per_actor[1]
+    assert reports.lowest_epsilon == pytest.approx(0.4 ** 8, rel=1e-6)
+    assert reports.low_epsilon_window() is reports.low_window
+    assert 0 < reports.low_window.total < reports.window.total
 
     # Initial priority = |R + D max_a Q(s', a) - Q(s, a)| + 1e-6 under the actor's
     # network (the published weights), recomputed here through the learner's TF path.

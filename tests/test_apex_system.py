@@ -126,7 +126,7 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
       launcher.wait()
   result = _result(text)
   assert result["reason"] == "target", result
-  assert result["average_return_lowest_epsilon"] >= 475.0, result
+  assert result["average_return_low_epsilon"] >= 475.0, result
   assert result["actor_restarts"] >= 1, result
   assert re.search(r"Actor 0 \(pid %d\) exited with status -9; restarting it" % victim.pid, text)
   assert "=== start 2 of actor 0" in read_text(root / "actors" / "actor_0.log")
@@ -190,13 +190,16 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
                     "--num_actors=1", gin], tmp_path / "actor.log")
     learner = _start(["paac_tf.apex_learner", "--replay_address=%s" % address,
                       "--root_dir=%s" % (tmp_path / "run"), gin,
-                      "--gin_bindings=train_eval.total_steps=6000"], tmp_path / "learner.log")
+                      "--gin_bindings=train_eval.total_steps=6000",
+                      "--gin_bindings=apex_learner.low_epsilon=0.005"], tmp_path / "learner.log")
     learner.wait(timeout=240)
     text = read_text(tmp_path / "learner.log")
     assert learner.returncode == 0, text[-4000:]
     result = _result(text)
     assert result["reason"] == "done" and result["env_steps"] >= 6000, result
     assert result["learner_steps"] > 0, result
+    # Episodes of the environments at epsilon <= 0.005 (0.4 ** 6..8 of the 8-step ladder).
+    assert result["low_epsilon"] == 0.005 and result["average_return_low_epsilon"] > 0, result
     # The learner's final `done` weights stop the actor on its next refresh.
     actor.wait(timeout=60)
     actor_text = read_text(tmp_path / "actor.log")

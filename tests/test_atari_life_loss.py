@@ -232,7 +232,8 @@ def test_scripted_both_options_off(backend, monkeypatch):
   assert discounts == [1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1]
   assert rewards == [0, 1, 0, 5, 0, 3, 0, 2, 0, 0, 1]
   assert script.played == [2] * len(SCRIPT)
-  assert env.pop_finished_episodes() == [(9.0, 5), (2.0, 2)]
+  # With the index of the environment that played each game (the only one here).
+  assert env.pop_finished_episodes(with_env_index=True) == [(9.0, 5, 0), (2.0, 2, 0)]
   env.close()
 
 
@@ -271,7 +272,8 @@ def test_backends_play_alike(game, options, steps):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field),
                                       err_msg="%s at step %d" % (field, i))
       seen.update(zip(a.step_type.tolist(), a.discount.tolist()))
-    assert vector.pop_finished_episodes() == portable.pop_finished_episodes()
+    assert (vector.pop_finished_episodes(with_env_index=True) ==
+            portable.pop_finished_episodes(with_env_index=True))
     if game == "Breakout":   # lost lives, games over and time limits all happened
       assert {(FIRST, 1.0), (MID, 1.0), (LAST, 0.0), (LAST, 1.0)} <= seen
   finally:
@@ -299,13 +301,13 @@ def test_breakout_noop_with_fire_reset_loses_lives(backend):
       after = lasts[lasts + 1 < len(steps)] + 1
       assert np.all(step_type[after, e] == FIRST) and np.all(reward[after, e] == 0.0)
       assert np.all(discount[step_type[:, e] != LAST, e] == 1.0)
-    finished = env.pop_finished_episodes()
+    finished = env.pop_finished_episodes(with_env_index=True)
     assert len(finished) >= 2
     # A game is 5 lives: as many LAST steps per game as lives, its length all its steps.
-    lengths = [length for _, length in finished]
-    assert all(length > 5 * 20 for length in lengths)
-    first_game = int(np.flatnonzero(step_type[:, 0] == LAST)[4]) + 1
-    assert lengths[0] == first_game or lengths[1] == first_game
+    assert all(length > 5 * 20 for _, length, _ in finished)
+    for e in range(2):   # each environment's first game ends at its 5th LAST step
+      games = [length for _, length, index in finished if index == e]
+      assert games and games[0] == int(np.flatnonzero(step_type[:, e] == LAST)[4]) + 1
   finally:
     env.close()
 

@@ -2,10 +2,6 @@
 outputs, the benchmark's bf16-vs-float32 part and priorities' agreement), the rollout's
 shared observation arrays (the loop's updates unchanged) and the TF-Agents baseline (the
 wall minutes to a score from committed runs: test_ablation.py)."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,9 +19,10 @@ from paac_tf.runners.paac import rollout
 from paac_tf.tools import benchmark_tables
 from paac_tf.tools import precision_measurements
 
+from conftest import run_snippet_json
+
 pytestmark = pytest.mark.timeout(240)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ATARI = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
 
 
@@ -219,10 +216,7 @@ r.update(part="tf_agents", **args)
 table, summary = benchmark_tables.summarize([r], 4)
 print(json.dumps({"result": r, "table": table, "summary": summary}))
 '''
-  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                        timeout=230)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  out = run_snippet_json(code, timeout=230)
   result = out["result"]
   assert len(result["rounds"]) == 2
   for r in result["rounds"]:
@@ -258,9 +252,6 @@ try:
 finally:
   env.close()
 '''
-  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                        timeout=230)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  out = run_snippet_json(code, timeout=230)
   assert out["steps"] == [6, 6] and out["updates"] == 2
   assert out["shapes"][0] == [[3, 2, 84, 84, 4], [3, 2], [4, 3, 2], [4, 2]]

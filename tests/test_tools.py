@@ -19,6 +19,8 @@ from paac_tf.tools import results_table
 from paac_tf.tools import run_labels
 from paac_tf.tools import run_results
 
+from conftest import run_snippet_json
+
 pytestmark = pytest.mark.timeout(60)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -554,10 +556,7 @@ table, summary = benchmark.summarize([apex], 32)
 settings = benchmark.config_settings("atari_nature.gin")   # atari.gin's, through its include
 print(json.dumps({"table": table, "summary": summary, "settings": settings}))
 '''
-  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                        timeout=60)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  out = run_snippet_json(code, timeout=60)
   assert out["settings"] == {"game": "Pong", "num_envs": 32, "num_workers": 8, "t_max": 5}
   table = out["table"]
   assert "| apex Pong actors=2 | 5600 actor frames/s, 3.0 learner batches/s | 3000 |" in table
@@ -624,10 +623,7 @@ r = benchmark._run_part("interleaved", game="Pong", num_envs=8, num_workers=2, t
 table, summary = benchmark.summarize([r], 8)
 print(json.dumps({"result": r, "table": table, "summary": summary}))
 '''
-  proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                        timeout=280)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  out = run_snippet_json(code, timeout=280)
   result = out["result"]
   assert "error" not in result, result
   assert len(result["rounds"]) == 2 and result["num_rounds"] == 2

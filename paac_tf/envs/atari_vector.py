@@ -25,7 +25,9 @@ Semantics (TF-Agents auto-reset convention, per environment):
   A life lost at the step that ends the game makes that LAST's discount 0.
 - `pop_finished_episodes()` reports whole games either way: raw, unclipped scores (the
   rewards of the FIRST steps after lost lives included) and lengths in agent steps (all
-  steps of the game, the ones that played the env's FIRE or NOOP included).
+  steps of the game, the ones that played the env's FIRE or NOOP included);
+  `pop_finished_episodes(with_env_index=True)` adds the index (batch row) of the
+  environment that played each game.
 Observations are NHWC uint8 `(84, 84, 4)`. Rewards in time steps are clipped (if
 configured).
 """
@@ -196,9 +198,10 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     """Whether the env presses FIRE (`fire_reset` is on and the game `uses_fire`)."""
     return self._presses_fire
 
-  def pop_finished_episodes(self):
-    """(raw return, length in agent steps) of each whole game finished since last call."""
-    return self._stats.pop_finished()
+  def pop_finished_episodes(self, with_env_index=False):
+    """(raw return, length in agent steps) of each whole game finished since last call;
+    with `with_env_index`, (return, length, index of the environment that played it)."""
+    return self._stats.pop_finished(with_env_index)
 
   def close(self):
     if not self._closed:

@@ -2,8 +2,16 @@
 import numpy as np
 
 
+def select_episodes(finished, with_env_index):
+  """`finished` ((return, length, env index) triples) as the batched envs'
+  `pop_finished_episodes(with_env_index)` returns them: the triples, or (return, length)
+  pairs."""
+  return list(finished) if with_env_index else [(ret, length) for ret, length, _ in finished]
+
+
 class EpisodeStats:
-  """Accumulates raw (unclipped) rewards per environment and records finished episodes."""
+  """Accumulates raw (unclipped) rewards per environment and records finished episodes,
+  with the index (row of the batch) of the environment that played each."""
 
   def __init__(self, num_envs):
     self._returns = np.zeros(num_envs, np.float64)
@@ -25,11 +33,12 @@ class EpisodeStats:
     self._lengths += counted
     if episode_over.any():
       for i in np.flatnonzero(episode_over):
-        self._finished.append((float(self._returns[i]), int(self._lengths[i])))
+        self._finished.append((float(self._returns[i]), int(self._lengths[i]), int(i)))
       self._returns[episode_over] = 0
       self._lengths[episode_over] = 0
 
-  def pop_finished(self):
-    """Returns and clears the list of (return, length) of episodes finished so far."""
+  def pop_finished(self, with_env_index=False):
+    """Returns and clears the episodes finished so far, in the order they ended: (return,
+    length) pairs, or (return, length, env index) triples if `with_env_index`."""
     finished, self._finished = self._finished, []
-    return finished
+    return select_episodes(finished, with_env_index)

@@ -63,8 +63,8 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
       fire_reset: FIRE at game start and after each lost life, in games that use it).
 
   Returns:
-    A batched TF-Agents PyEnvironment with `num_actions`, `pop_finished_episodes()`,
-    `close()`.
+    A batched TF-Agents PyEnvironment with `num_actions`, `pop_finished_episodes()`
+    ((return, length) pairs; `with_env_index=True`: (return, length, env index)), `close()`.
   """
   _check_backend(atari_backend)
   resolved = names.check_env_name(env_name)

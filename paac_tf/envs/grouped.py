@@ -9,6 +9,8 @@ import numpy as np
 from tf_agents.environments import py_environment
 from tf_agents.trajectories import time_step as ts
 
+from paac_tf.envs import episode_stats
+
 
 def _concat(steps):
   return ts.TimeStep(*[np.concatenate(parts, axis=0) for parts in zip(*steps)])
@@ -29,6 +31,7 @@ class GroupedBatchedPyEnvironment(py_environment.PyEnvironment):
         raise ValueError("All groups must have the same specs.")
     self._sizes = [g.batch_size for g in self._groups]
     self._splits = np.cumsum(self._sizes)[:-1]
+    self._offsets = [0, *self._splits.tolist()]   # each group's first row in the batch
 
   @property
   def groups(self):
@@ -70,8 +73,14 @@ class GroupedBatchedPyEnvironment(py_environment.PyEnvironment):
     self._current_time_step = _concat([g.recv() for g in self._groups])
     return self._current_time_step
 
-  def pop_finished_episodes(self):
-    return [e for g in self._groups for e in g.pop_finished_episodes()]
+  def pop_finished_episodes(self, with_env_index=False):
+    """The groups' finished episodes, group after group: (return, length) pairs, or with
+    `with_env_index` (return, length, env index) triples, the index a row of the whole
+    batch (a group's index plus the rows of the groups before it)."""
+    finished = [(ret, length, int(offset) + index)
+                for g, offset in zip(self._groups, self._offsets)
+                for ret, length, index in g.pop_finished_episodes(with_env_index=True)]
+    return episode_stats.select_episodes(finished, with_env_index)
 
   def close(self):
     for g in self._groups:

@@ -535,9 +535,10 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
     """Process ids of the workers (empty in the in-process mode)."""
     return [p.pid for p in self._processes]
 
-  def pop_finished_episodes(self):
-    """(raw return, length in agent steps) of each episode finished since the last call."""
-    return self._stats.pop_finished()
+  def pop_finished_episodes(self, with_env_index=False):
+    """(raw return, length in agent steps) of each episode finished since the last call;
+    with `with_env_index`, (return, length, index of the environment that played it)."""
+    return self._stats.pop_finished(with_env_index)
 
   def close(self, grace_s=_SHUTDOWN_GRACE_S):
     """Stops the workers and frees shared memory; idempotent.

@@ -17,11 +17,12 @@ Per batched step (all `num_envs` environments at once):
      so a rate-limited replay slows the actor down instead of queueing without bound.
 Every `weights_refresh_interval` batched steps the actor copies the learner's latest
 published weights; every `report_interval_s` it reports its agent steps and finished
-episodes (raw game scores) to the actor-stats table. With a root dir it writes TensorBoard
-summaries (Metrics/AverageReturn, Actor/epsilon_min, ...) to root_dir/actors/actor_I. An
-actor's reports and its Actor/epsilon summary carry the median of its environments'
-epsilons (one value per actor; its log line and Actor/epsilon_max, Actor/epsilon_min give
-the range).
+episodes (raw game scores, each with the epsilon of the environment that played it) to the
+actor-stats table. With a root dir it writes TensorBoard summaries (Metrics/AverageReturn,
+over all its environments, Actor/epsilon_min, ...) to root_dir/actors/actor_I. An actor's
+reports and its Actor/epsilon summary carry the median of its environments' epsilons (one
+value per actor; its log line and Actor/epsilon_max, Actor/epsilon_min give the range; its
+reports carry the minimum too).
 
 Replay server faults: at start the actor retries an unreachable server with backoff (1 s
 doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, when the
@@ -329,9 +330,11 @@ class _ActorLoop:
     report still awaits the server's confirmation (then they wait for the next one).
     Returns True if nothing is left unconfirmed."""
     import reverb  # pylint: disable=import-outside-toplevel
-    episodes = self.env.pop_finished_episodes()
-    self.window.add(episodes)
-    self._unreported["episodes"].extend(episodes)
+    episodes = self.env.pop_finished_episodes(with_env_index=True)
+    self.window.add((ret, length) for ret, length, _ in episodes)
+    # (return, length, epsilon of the environment that played it)
+    self._unreported["episodes"].extend((ret, length, float(self.epsilons[env]))
+                                        for ret, length, env in episodes)
     if self.summary_writer is not None:
       self.summary_writer.episode_metrics(self.window, self.env_steps, self.env_steps)
     if self._report_in_flight is not None:
@@ -351,7 +354,8 @@ class _ActorLoop:
     report = self._unreported
     self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
     pending = replay_client.insert_one(
-        self.client, actor_reports.report_item(self.actor_index, self.epsilon, report),
+        self.client, actor_reports.report_item(self.actor_index, self.epsilon,
+                                               float(self.epsilons.min()), report),
         replay_layout.STATS_TABLE, timeout_s=flush_s)
     if pending is not None:
       self._report_in_flight = (pending, report)

@@ -73,6 +73,7 @@ class LoopSettings:
   checkpoint_interval: int
   export_interval: Optional[int]
   stop_at_average_return: Optional[float]
+  low_epsilon: float
   prefetch: int
   dataset_workers: int
   report_interval_s: float
@@ -83,9 +84,9 @@ class LoopSettings:
 def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, batch_size=512,
                  publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
                  keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
-                 prefetch=2, dataset_workers=1, report_interval_s=1.0, tf_threads=None,
-                 tf_inter_op_threads=None, server_timeout_s=300.0, stop=None,
-                 health_check=None, on_finished=None):
+                 low_epsilon=actor_reports.DEFAULT_LOW_EPSILON, prefetch=2, dataset_workers=1,
+                 report_interval_s=1.0, tf_threads=None, tf_inter_op_threads=None,
+                 server_timeout_s=300.0, stop=None, health_check=None, on_finished=None):
   """Trains until `total_steps` agent steps were reported by the actors; resumable.
 
   Args:
@@ -98,9 +99,14 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     summary_interval: learner steps between loss summaries.
     checkpoint_interval: agent steps between checkpoints.
     export_interval: agent steps between SavedModel exports (None: at the end only).
-    stop_at_average_return: stop once the least exploring actor's last 100 episodes
-      average at least this (that actor, whose environments hold the bottom of the epsilon
-      ladder down to 0.4^8, stands in for the greedy policy).
+    stop_at_average_return: stop once the last 100 episodes played at epsilon <=
+      `low_epsilon` (by any actor's environments) average at least this: they stand in for
+      the greedy policy (`actor_reports.ActorReports.low_epsilon_window`).
+    low_epsilon: the exploration up to which episodes count as the near-greedy policy's,
+      for `stop_at_average_return`, the summary Metrics/AverageReturnLowEpsilon and the
+      result's average_return_low_epsilon (default 0.01, the final training epsilon of
+      the 2015 DQN and of Dopamine's). A run with no environment that low uses the
+      episodes of its lowest epsilon instead.
     prefetch: batches the tf.data pipeline keeps ready.
     dataset_workers: Reverb sampler threads of the pipeline.
     report_interval_s: seconds between drains of the actors' reports (and progress).
@@ -117,7 +123,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     on_finished: optional callable run once training is over (also on errors), before the
       sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
-    dict: env_steps, learner_steps, average_return, average_return_lowest_epsilon, reason.
+    dict: env_steps, learner_steps, average_return, average_return_low_epsilon (and
+    low_epsilon, the bound its episodes were played under), reason, ...
   """
   import reverb  # pylint: disable=import-outside-toplevel
   pools = threads.set_tf_threads(tf_threads, tf_inter_op_threads)
@@ -160,7 +167,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
       total_steps=int(total_steps), batch_size=int(batch_size),
       publish_interval=int(publish_interval), summary_interval=int(summary_interval),
       checkpoint_interval=int(checkpoint_interval), export_interval=export_interval,
-      stop_at_average_return=stop_at_average_return, prefetch=int(prefetch),
+      stop_at_average_return=stop_at_average_return, low_epsilon=float(low_epsilon),
+      prefetch=int(prefetch),
       dataset_workers=int(dataset_workers), report_interval_s=float(report_interval_s),
       server_timeout_s=float(server_timeout_s))
   loop = _LearnerLoop(
@@ -207,7 +215,7 @@ class _LearnerLoop:
     self.env_steps_var, self.episodes_var = env_steps_var, episodes_var
     self.settings, self.stop, self.health_check = settings, stop, health_check
     self.writer = summaries.SummaryWriter(os.path.join(self.root_dir, "train"))
-    self.reports = actor_reports.ActorReports()
+    self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
     self.reports.env_steps = int(self.env_steps_var.numpy())
     self.reports.window.total = int(self.episodes_var.numpy())
     self.progress = progress_lib.Progress(settings.total_steps,
@@ -376,17 +384,17 @@ class _LearnerLoop:
     self.writer.scalars(values, steps)
     window = self.reports.window
     self.writer.episode_metrics(window, steps, self.reports.env_steps)
-    lowest = self.reports.lowest_epsilon_window()
-    if lowest is not None and lowest.returns:
-      self.writer.scalars({"Metrics/AverageReturnLowestEpsilon": lowest.average_return}, steps)
+    low = self.reports.low_epsilon_window()
+    if low is not None and low.returns:
+      self.writer.scalars({"Metrics/AverageReturnLowEpsilon": low.average_return}, steps)
     self.progress.update(self.reports.env_steps, window.average_return)
 
   def _target_reached(self):
     if self.settings.stop_at_average_return is None:
       return False
-    lowest = self.reports.lowest_epsilon_window()
-    return (lowest is not None and len(lowest.returns) >= lowest.returns.maxlen and
-            lowest.average_return >= float(self.settings.stop_at_average_return))
+    low = self.reports.low_epsilon_window()
+    return (low is not None and len(low.returns) >= low.returns.maxlen and
+            low.average_return >= float(self.settings.stop_at_average_return))
 
   # --- the loop -----------------------------------------------------------------------------
   def run(self):
@@ -442,17 +450,19 @@ class _LearnerLoop:
     self.writer.episode_metrics(self.reports.window, self.learner_steps, env_steps)
     self.writer.close()
     self._export(env_steps)
-    lowest = self.reports.lowest_epsilon_window()
+    low = self.reports.low_epsilon_window()
+    bound = self.reports.low_epsilon_bound()
     result = {"env_steps": env_steps, "learner_steps": self.learner_steps,
               "average_return": self.reports.window.average_return,
-              "average_return_lowest_epsilon": (lowest.average_return if lowest is not None
-                                                else float("nan")),
-              "episodes": self.reports.window.total, "reason": reason,
+              "average_return_low_epsilon": (low.average_return if low is not None
+                                             else float("nan")),
+              "low_epsilon": bound, "episodes": self.reports.window.total, "reason": reason,
               "replay_reconnects": self.reconnects}
     logging.info("Learner stopped (%s) at agent step %d, learner step %d; average return of "
-                 "the last 100 episodes %.2f (least exploring actor: %.2f).", reason, env_steps,
+                 "the last 100 episodes %.2f (%.2f at epsilon <= %.4g).", reason, env_steps,
                  self.learner_steps, result["average_return"],
-                 result["average_return_lowest_epsilon"])
+                 result["average_return_low_epsilon"],
+                 float("nan") if bound is None else bound)
     return result
 
   def _iteration(self, stop):

@@ -5,8 +5,9 @@ Tables of the one Reverb server (built in `replay.py`):
                  rewrites priorities);
   WEIGHTS_TABLE  the learner's latest network weights, one item (learner inserts, actors
                  sample without consuming);
-  STATS_TABLE    actors' progress reports: agent steps and finished episodes since their
-                 previous report (actors insert, the learner drains it).
+  STATS_TABLE    actors' progress reports: agent steps and finished episodes (each with
+                 the epsilon that played it) since their previous report (actors insert,
+                 the learner drains it; items: `actor_reports.report_item`).
 
 Replay layout: each environment of each actor is one stream of *frames* written once by a
 Reverb `TrajectoryWriter`; an item only references frames of that stream, so no
