@@ -502,6 +502,28 @@ def test_plot_png_and_csv(workspace, tmp_path):
     plot.plot(curves, str(tmp_path / "g.png"), x="episodes")
 
 
+def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_path):
+  """An Ape-X run's curve and training return are its near-greedy episodes' (epsilon <=
+  apex_learner.low_epsilon) where it wrote them; a run without them keeps all episodes'."""
+  for name, low in (("pong_apex", True), ("pong_apex_old", False)):
+    series = {events.RETURN_VS_ENV_STEPS: [(5000, -20.0), (10000, -15.0)]}
+    if low:
+      series[events.LOW_EPSILON_RETURN_VS_ENV_STEPS] = [(5000, -12.0), (10000, -3.0)]
+    _write_scalars(str(tmp_path / name / "train"), series)
+    _write_json(str(tmp_path / name / "train" / events.RUN_CONFIG),
+                {"algorithm": "apex", "env_name": "Pong", "network": "arch_nips"})
+  runs = plot.load_runs([str(tmp_path / "pong_apex"), str(tmp_path / "pong_apex_old")])
+  curves = {os.path.basename(c.root): c for c in plot.make_curves(runs)}
+  assert curves["pong_apex"].returns == [-12.0, -3.0]
+  assert curves["pong_apex"].x_steps == [20000, 40000]
+  assert curves["pong_apex"].label.endswith("(low-epsilon episodes)")
+  assert curves["pong_apex_old"].returns == [-20.0, -15.0]
+  assert not curves["pong_apex_old"].label.endswith("(low-epsilon episodes)")
+  for (run, run_events), expected in zip(runs, (-3.0, -15.0)):
+    result = run_results.RunResult(name=run.root, root=run.root, run_events=run_events)
+    assert result.training_return.value == expected
+
+
 def test_plot_cli_errors(tmp_path):
   proc = _run_cli("paac_tf.tools.plot", str(tmp_path), "--output=c.png", cwd=str(tmp_path))
   assert proc.returncode == 2

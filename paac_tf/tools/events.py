@@ -26,6 +26,9 @@ EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
 RETURN_VS_UPDATES = "Metrics/AverageReturn"                          # step: learner updates
 RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: agent steps
+# Ape-X: the episodes of its least-exploring environments (epsilon <= apex_learner.low_epsilon),
+# the near-greedy policy's training return; `RunEvents.training_returns` prefers it.
+LOW_EPSILON_RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"
 _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their parent
 # SavedModel internals, and an Ape-X run's per-actor summaries (actors/actor_i): they belong
 # to that run, whose curve is the learner's train/ (it aggregates the actors' episodes).
@@ -66,6 +69,12 @@ class RunEvents:
   def last(self, tag):
     points = self.scalars.get(tag)
     return points[-1] if points else None
+
+  def training_return_tag(self):
+    """The tag of the run's training-return curve against agent steps: Ape-X's near-greedy
+    episodes where the run has them, else the average over all episodes."""
+    return (LOW_EPSILON_RETURN_VS_ENV_STEPS if self.scalars.get(LOW_EPSILON_RETURN_VS_ENV_STEPS)
+            else RETURN_VS_ENV_STEPS)
 
   def wall_time_s(self):
     """Seconds the writers were alive, summed over files (gaps between resumes excluded)."""

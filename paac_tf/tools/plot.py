@@ -66,10 +66,13 @@ def make_curves(runs):
   for run, run_events in runs:
     config = run.run_config
     atari = run_results.is_atari(config.get("env_name"))
-    points = run_events.series(events.RETURN_VS_ENV_STEPS)
+    tag = run_events.training_return_tag()
+    points = run_events.series(tag)
     scale = ref.FRAMES_PER_AGENT_STEP if atari else 1
     curves.append(Curve(
-        label=events.run_label(config, run.root), root=run.root,
+        label=events.run_label(config, run.root) + (
+            " (low-epsilon episodes)" if tag == events.LOW_EPSILON_RETURN_VS_ENV_STEPS
+            else ""), root=run.root,
         algorithm=config.get("algorithm"), network=config.get("network"), atari=atari,
         x_steps=[p.step * scale for p in points],
         wall_hours=[run_events.elapsed_s(p.wall_time) / 3600.0 for p in points],

@@ -98,7 +98,7 @@ class RunResult:
     """The last training average (ScalarPoint), or None."""
     if self.run_events is None:
       return None
-    return (self.run_events.last(events.RETURN_VS_ENV_STEPS) or
+    return (self.run_events.last(self.run_events.training_return_tag()) or
             self.run_events.last(events.RETURN_VS_UPDATES))
 
   @property

@@ -387,6 +387,8 @@ class _LearnerLoop:
     low = self.reports.low_epsilon_window()
     if low is not None and low.returns:
       self.writer.scalars({"Metrics/AverageReturnLowEpsilon": low.average_return}, steps)
+      self.writer.scalars({"Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon":
+                           low.average_return}, self.reports.env_steps)
     self.progress.update(self.reports.env_steps, window.average_return)
 
   def _target_reached(self):
