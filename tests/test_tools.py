@@ -524,6 +524,23 @@ def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_pat
     assert result.training_return.value == expected
 
 
+def test_learner_rates_of_an_apex_run(tmp_path):
+  train = str(tmp_path / "apex" / "train")
+  _write_scalars(train, {events.LEARNER_LOSS: [(100, 0.5), (200, 0.4), (300, 0.3)],
+                         events.LEARNER_STEPS_PER_SECOND: [(100, 40.0), (200, 30.0),
+                                                           (300, 44.0)],
+                         events.SAMPLES_PER_INSERT: [(100, 7.5), (200, 8.5), (300, 8.1)]})
+  run = events.read_run_events(train)
+  rates = events.learner_rates(run)
+  assert rates["learner_steps"] == 300
+  assert rates["learner_steps_per_second_median"] == pytest.approx(40.0)
+  assert rates["samples_per_insert_median"] == pytest.approx(8.1)
+  wall = run.wall_time_s()
+  assert rates["learner_steps_per_second"] == (pytest.approx(300 / wall) if wall > 0 else None)
+  _write_scalars(str(tmp_path / "paac" / "train"), {events.RETURN_VS_ENV_STEPS: [(5, 1.0)]})
+  assert events.learner_rates(events.read_run_events(str(tmp_path / "paac" / "train"))) == {}
+
+
 def test_plot_cli_errors(tmp_path):
   proc = _run_cli("paac_tf.tools.plot", str(tmp_path), "--output=c.png", cwd=str(tmp_path))
   assert proc.returncode == 2

@@ -6,7 +6,8 @@
 Writes results/<name>/: curve.png (return against frames and wall time), summaries.csv
 (every scalar summary), eval.json (the newest exported policy under the 30 no-op protocol,
 unless --episodes=0), run_info.json (command, wall time, hardware, steps, and --config /
---machine_note when given), operative_config.gin; then regenerates results/README.md with
+--machine_note when given; for Ape-X also learner steps, learner steps/s and the replay
+ratio from the learner's summaries), operative_config.gin; then regenerates results/README.md with
 the compare tool over all of results/ (results/archive/ only in its last section).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
@@ -84,6 +85,8 @@ def main():
               check=False).stdout.strip() or None}
   info.update({k: v for k, v in (("config", args.config), ("machine_note", args.machine_note))
                if v})
+  if run_config.get("algorithm") == "apex":   # learner steps, batches/s, replay ratio
+    info.update(events.learner_rates(ev))
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)

@@ -16,6 +16,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import statistics
 from typing import Dict, List, Optional, Tuple
 
 from absl import logging
@@ -29,6 +30,10 @@ RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: age
 # Ape-X: the episodes of its least-exploring environments (epsilon <= apex_learner.low_epsilon),
 # the near-greedy policy's training return; `RunEvents.training_returns` prefers it.
 LOW_EPSILON_RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"
+# Ape-X learner summaries (step: learner steps).
+LEARNER_LOSS = "Losses/huber"
+LEARNER_STEPS_PER_SECOND = "Perf/learner_steps_per_second"
+SAMPLES_PER_INSERT = "Replay/samples_per_insert"
 _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their parent
 # SavedModel internals, and an Ape-X run's per-actor summaries (actors/actor_i): they belong
 # to that run, whose curve is the learner's train/ (it aggregates the actors' episodes).
@@ -358,3 +363,20 @@ def write_csv(run_events, path):
         rows += 1
   os.replace(tmp, path)
   return rows
+
+
+def learner_rates(run):
+  """An Ape-X run's learner figures from its summaries (RunEvents of its train/): learner
+  steps (the last `Losses/huber` step), learner steps per second over the run's wall time
+  and the median of its `Perf/learner_steps_per_second` summaries, and the median of
+  `Replay/samples_per_insert` (the replay ratio). {} for a run without learner summaries."""
+  loss = run.last(LEARNER_LOSS)
+  if loss is None:
+    return {}
+  rates = [p.value for p in run.series(LEARNER_STEPS_PER_SECOND)]
+  ratios = [p.value for p in run.series(SAMPLES_PER_INSERT)]
+  wall = run.wall_time_s()
+  return {"learner_steps": int(loss.step),
+          "learner_steps_per_second": loss.step / wall if wall > 0 else None,
+          "learner_steps_per_second_median": statistics.median(rates) if rates else None,
+          "samples_per_insert_median": statistics.median(ratios) if ratios else None}
