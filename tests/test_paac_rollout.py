@@ -19,8 +19,7 @@ class RecordingAgent(agent_lib.PaacAgent):
     self.train_packed = lambda *batch: (self.batches.append(batch), packed(*batch))[1]
     if self.stores_activations:
       stored = self.train_stored
-      self.train_stored = lambda obs, activations, *rest: (
-          self.batches.append((obs,) + tuple(rest)), stored(obs, activations, *rest))[1]
+      self.train_stored = lambda *args: (self.batches.append(args[:4]), stored(*args))[1]
 
 
 @pytest.mark.parametrize("num_groups,overlap", [(1, False), (2, False), (2, True)])
@@ -68,3 +67,16 @@ def test_grouped_environment_matches_specs_and_splits_seeds():
 def test_bad_group_split_is_a_clear_error():
   with pytest.raises(ValueError, match="multiple of num_groups"):
     environment.make_environment("CartPole-v1", 5, 0, seed=0, num_groups=2)
+
+
+def test_numpy_view_shares_the_tensors_memory_and_keeps_it_alive():
+  import gc  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  tensor = tf.reshape(tf.range(12, dtype=tf.float32), [3, 4]) * 2.0
+  view = rollout.numpy_view(tensor)
+  assert view.dtype == np.float32 and view.shape == (3, 4) and not view.flags.owndata
+  again = rollout.numpy_view(tensor)
+  assert np.shares_memory(view, again)   # both over the tensor's buffer: no copy
+  del tensor, again
+  gc.collect()
+  np.testing.assert_array_equal(view, np.arange(12, dtype=np.float32).reshape(3, 4) * 2)

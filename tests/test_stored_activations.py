@@ -62,6 +62,22 @@ def test_pack_and_unpack_round_trip():
     np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_unpack_takes_the_act_outputs_as_they_are():
+  """A list of `act_stored`-like rows (2 leading columns, then `pack`'s) unpacks to the
+  layers of all their rows in turn, as the rows joined and unpacked."""
+  model = _model("arch_nips", IMAGE)
+  parts = []
+  for seed in (0, 1):
+    _, stored = stored_activations.forward(
+        model.torso, tf.constant(_observations(IMAGE, (3,), seed)))
+    parts.append(tf.concat([tf.fill([3, 2], -7.0), stored_activations.pack(stored)], axis=1))
+  joined = stored_activations.unpack(model.torso, tf.concat([p[:, 2:] for p in parts], 0))
+  got = stored_activations.unpack(model.torso, parts, offset=2)
+  assert [g.shape for g in got] == [(6, 20, 20, 16), (6, 9, 9, 32), (6, 256)]
+  for a, b in zip(got, joined):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
 def test_unsupported_torsos_are_recognised():
   layers = tf.keras.layers
   normalised = tf.keras.Sequential([layers.Dense(4, activation="relu"),
@@ -84,7 +100,7 @@ def _rollout(spec, agent, seed=0):
   packed = np.stack([agent.act_stored(o).numpy() for o in obs])
   values = np.concatenate([packed[:, :, 1], np.zeros((1, B), np.float32)])
   # Step 0's activations are not passed: the update computes them.
-  return obs, packed[1:, :, 2:].copy(), actions, step_data, values
+  return obs, [tf.constant(p) for p in packed[1:]], actions, step_data, values
 
 
 @pytest.mark.parametrize("torso,spec,precision,tolerance", [
@@ -98,7 +114,7 @@ def test_train_stored_is_train_packed(torso, spec, precision, tolerance):
   assert a.stores_activations and a.activation_size == stored_activations.stored_size(a.model.torso)
   obs, activations, actions, step_data, values = _rollout(spec, a)
   m_tape = a.train_packed(obs, actions, step_data, values).numpy()
-  m_stored = b.train_stored(obs, activations, actions, step_data, values).numpy()
+  m_stored = b.train_stored(obs, actions, step_data, values, *activations).numpy()
   np.testing.assert_allclose(m_stored, m_tape, rtol=tolerance, atol=1e-6)
   for wa, wb in zip(a.model.get_weights(), b.model.get_weights()):
     np.testing.assert_allclose(wb, wa, rtol=tolerance, atol=tolerance * 1e-2)

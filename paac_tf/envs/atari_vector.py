@@ -30,7 +30,15 @@ Semantics (TF-Agents auto-reset convention, per environment):
   environment that played each game.
 Observations are NHWC uint8 `(84, 84, 4)`. Rewards in time steps are clipped (if
 configured).
+
+The C++ pool's threads run under Linux's SCHED_BATCH policy (`batch_scheduling`, on by
+default; no privilege needed): woken by `send`, they no longer preempt the thread that woke
+them, which goes on to wait in `recv` instead of being queued behind them. Measured on 2 cores
+(arch_nips, n_e 32, same process, 3-s segments in turn): the PAAC loop +3.9% to +4.6% agent
+steps/s (medians of 8 rounds, in three runs); the emulator alone unchanged.
 """
+import os
+
 import numpy as np
 from tf_agents.specs import array_spec
 from tf_agents.trajectories import time_step as ts
@@ -77,13 +85,35 @@ def rom_action_meanings(rom_id, full_action_space=False):
   return [action.name for action in actions]
 
 
+def _thread_ids():
+  """The ids of this process's threads (Linux; empty elsewhere)."""
+  try:
+    return {int(tid) for tid in os.listdir("/proc/self/task")}
+  except OSError:
+    return set()
+
+
+def set_batch_scheduling(thread_ids):
+  """Puts these threads under SCHED_BATCH where the OS has it; returns how many it set."""
+  if not hasattr(os, "SCHED_BATCH"):
+    return 0
+  done = 0
+  for tid in thread_ids:
+    try:
+      os.sched_setscheduler(tid, os.SCHED_BATCH, os.sched_param(0))
+      done += 1
+    except OSError:   # the thread ended, or the OS refused: leave it as it is
+      pass
+  return done
+
+
 class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   """n_e Atari games stepped by ale-py's C++ thread pool, batched."""
 
   def __init__(self, rom_id, num_envs, num_threads=0, seed=0, reward_clipping=True,
                episodic_life=False, fire_reset=False, noop_max=30, frameskip=4,
                frame_stack=4, repeat_action_probability=0.0, max_episode_frames=108000,
-               full_action_space=False):
+               full_action_space=False, batch_scheduling=True):
     super().__init__(handle_auto_reset=False)
     from ale_py.vector_env import AtariVectorEnv  # pylint: disable=import-outside-toplevel
     self._num_envs = int(num_envs)
@@ -96,6 +126,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     # only turned on where `uses_fire` agrees (then FIRE is action 1, in the set).
     self._presses_fire = self._fire_reset and uses_fire(
         rom_action_meanings(rom_id, full_action_space))
+    threads_before = _thread_ids()
     self._env = AtariVectorEnv(
         rom_id, self._num_envs, num_threads=int(num_threads),
         repeat_action_probability=float(repeat_action_probability),
@@ -104,6 +135,10 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
         img_height=84, img_width=84, grayscale=True, stack_num=int(frame_stack),
         frameskip=int(frameskip), maxpool=True, noop_max=int(noop_max),
         episodic_life=False, reward_clipping=False, use_fire_reset=self._presses_fire)
+    # The pool's threads: those the constructor started.
+    self.pool_thread_ids = sorted(_thread_ids() - threads_before)
+    if batch_scheduling:
+      set_batch_scheduling(self.pool_thread_ids)
     self._num_actions = int(self._env.single_action_space.n)
     self._obs_spec = array_spec.BoundedArraySpec(
         (84, 84, int(frame_stack)), np.uint8, 0, 255, name="observation")

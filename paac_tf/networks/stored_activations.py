@@ -76,14 +76,19 @@ def pack(stored):
   return tf.concat([tf.cast(tf.reshape(s, [batch, -1]), tf.float32) for s in stored], axis=1)
 
 
-def unpack(torso, packed):
+def unpack(torso, packed, offset=0):
   """`pack`'s inverse: a list of [N, *shape] tensors in the torso's compute dtype from a
-  float32 [N, stored_size] tensor."""
-  out, start = [], 0
+  float32 [N, offset + stored_size] tensor holding `pack`'s output from column `offset` on,
+  or from a list of such tensors (their rows in turn: each layer's columns are cut from each
+  and joined, one copy, instead of joining the tensors first, measured 5% slower)."""
+  parts = packed if isinstance(packed, (list, tuple)) else [packed]
+  out, start = [], int(offset)
   dtype = torso.layers[-1].compute_dtype
   for shape in stored_shapes(torso):
     size = int(np.prod(shape))
-    out.append(tf.cast(tf.reshape(packed[:, start:start + size], [-1, *shape]), dtype))
+    columns = [p[:, start:start + size] for p in parts]
+    layer = columns[0] if len(columns) == 1 else tf.concat(columns, axis=0)
+    out.append(tf.cast(tf.reshape(layer, [-1, *shape]), dtype))
     start += size
   return out
 

@@ -58,27 +58,25 @@ def _aligned(shape, observations=None):
 def act_calls(agent, num_envs, t_max=5, observations=None):
   """A callable running one rollout's action selections on a batch (`observations`
   [num_envs, 84, 84, 4], else random) as the loop calls them (concrete functions, the
-  observations in an aligned array shared with the tensor): where the agent stores
-  activations, `act_packed` at step 0 and `act_stored` at steps 1..t_max-1 with the copy
-  of their activations; else `act_packed` t_max times. Returns the number of observations."""
+  observations in an aligned array shared with the tensor, each output read through
+  `rollout.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
+  `act_stored` at steps 1..t_max-1, whose outputs are kept for the update; else `act_packed`
+  t_max times. Returns the number of observations."""
   from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
   obs = _aligned((num_envs, 84, 84, 4), observations)
   act = rollout.concrete_function(agent.act_packed, obs)
-  if not (getattr(agent, "stores_activations", False) and t_max > 1):
-    def plain():
-      for _ in range(t_max):
-        act(rollout.as_tensor(obs)).numpy()
-      return t_max * num_envs
-    return plain
-  act_stored = rollout.concrete_function(agent.act_stored, obs)
-  activations = rollout.aligned_empty((t_max - 1, num_envs, agent.activation_size), np.float32)
+  stores = getattr(agent, "stores_activations", False) and t_max > 1
+  act_stored = rollout.concrete_function(agent.act_stored, obs) if stores else act
+  acted = [None] * (t_max - 1)
 
-  def stored():
-    act(rollout.as_tensor(obs)).numpy()
+  def calls():
+    packed = rollout.numpy_view(act(rollout.as_tensor(obs)))
+    packed[:, 0].astype(np.int64)
     for t in range(t_max - 1):
-      np.copyto(activations[t], act_stored(rollout.as_tensor(obs)).numpy()[:, 2:])
+      acted[t] = act_stored(rollout.as_tensor(obs))
+      rollout.numpy_view(acted[t])[:, 0].astype(np.int64)
     return t_max * num_envs
-  return stored
+  return calls
 
 
 def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
@@ -95,12 +93,9 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   obs = _aligned(shape + (84, 84, 4), observations)
   rest = (rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
   if getattr(agent, "stores_activations", False) and t_max > 1:
-    activations = rollout.aligned_empty((t_max - 1, num_envs, agent.activation_size),
-                                        np.float32)
-    for t in range(1, t_max):
-      activations[t - 1] = agent.act_stored(obs[t]).numpy()[:, 2:]
-    train = rollout.concrete_function(agent.train_stored, obs, activations, *rest)
-    arguments = lambda: (rollout.as_tensor(obs), rollout.as_tensor(activations)) + rest
+    acted = tuple(agent.act_stored(obs[t]) for t in range(1, t_max))
+    train = rollout.concrete_function(agent.train_stored, obs, *rest, *acted)
+    arguments = lambda: (rollout.as_tensor(obs),) + rest + acted
   else:
     train = rollout.concrete_function(agent.train_packed, obs, *rest)
     arguments = lambda: (rollout.as_tensor(obs),) + rest

@@ -111,16 +111,18 @@ class PaacAgent(tf.Module):
     in the order of METRIC_NAMES."""
     return _packed_metrics(self._update(observations, actions, step_data, values))
 
-  def _train_stored(self, observations, activations, actions, step_data, values):
-    """`train_packed` from the activations `act_stored` returned for steps 1..T-1 of the
-    rollout (float32 [T - 1, B, activation_size]): the heads' gradients by tape, the
-    torso's by stored_activations.backward. Step 0's activations are computed here: its
-    actions were chosen with the bootstrap values, before the last update."""
+  def _train_stored(self, observations, actions, step_data, values, *acted):
+    """`train_packed` from what `act_stored` returned for steps 1..T-1 of the rollout: `acted`
+    is its outputs, float32 [rows, 2 + activation_size] each, in the order of the rollout's
+    rows (step by step; within a step, env groups in turn), kept as the tensors it returned
+    (no copy between acting and training). The heads' gradients by tape, the torso's by
+    stored_activations.backward. Step 0's activations are computed here: its actions were
+    chosen with the bootstrap values, before the last update."""
     num_steps, batch = actions.shape[0], actions.shape[1]
     flat_obs = tf.reshape(observations, [num_steps * batch] + observations.shape[2:].as_list())
     torso = self.model.torso
     _, first = stored_activations.forward(torso, observations[0])
-    later = stored_activations.unpack(torso, tf.reshape(activations, [-1, self.activation_size]))
+    later = stored_activations.unpack(torso, acted, offset=2)
     stored = [tf.concat([a, b], axis=0) for a, b in zip(first, later)]
     features = stored[-1]
     heads = self.model.policy_head.trainable_variables + self.model.value_head.trainable_variables

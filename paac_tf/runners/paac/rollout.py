@@ -24,10 +24,14 @@ come from weights one update old (1/t_max of the actions). The original code ran
 forward pass on the same observations after the update.
 
 The forward pass runs once per observation: where the agent `stores_activations`, action
-selection at steps 1..t_max-1 also returns the torso's activations, kept in one
-[t_max - 1, n_e, size] array, and the update takes its gradients from them
-(networks/stored_activations.py) instead of running the torso forward on the rollout again;
-it runs it only on step 0, whose activations are from the weights before the last update.
+selection at steps 1..t_max-1 also returns the torso's activations, and the update takes its
+gradients from them (networks/stored_activations.py) instead of running the torso forward on
+the rollout again; it runs it only on step 0, whose activations are from the weights before
+the last update. The activations stay in the tensors action selection returned, which go to
+the update as they are; the loop reads each call's actions and values through a view of its
+output (`numpy_view`), not a copy. Before, each step's activations (1.2 MB with arch_nips
+and n_e 32) were copied twice (`.numpy()`, then into one array for the update): action
+selection alone is 7% faster without (obs/s, 6 rounds in turn), the update 1.5% faster.
 """
 import inspect
 
@@ -50,6 +54,26 @@ def aligned_empty(shape, dtype):
   raw = np.empty(nbytes + TENSOR_ALIGNMENT, np.uint8)
   start = -raw.ctypes.data % TENSOR_ALIGNMENT
   return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+class _DLPackExport:
+  """What `np.from_dlpack` takes: a CPU tensor's DLPack capsule."""
+
+  def __init__(self, tensor):
+    self._capsule = tf.experimental.dlpack.to_dlpack(tensor)
+
+  def __dlpack__(self, stream=None):
+    del stream
+    return self._capsule
+
+  def __dlpack_device__(self):
+    return (1, 0)   # kDLCPU, device 0
+
+
+def numpy_view(tensor):
+  """A numpy array sharing the memory of the CPU tensor `tensor` (which it keeps alive), where
+  `tensor.numpy()` would copy it (~25 us for 1.2 MB; measured)."""
+  return np.from_dlpack(_DLPackExport(tensor))
 
 
 def as_tensor(array):
@@ -112,9 +136,8 @@ class RolloutRunner:
     shape = (self.t_max, int(env.batch_size)) + tuple(spec.shape)
     # Observations of the current rollout and of the next one (its first step).
     self._obs = [aligned_empty(shape, spec.dtype) for _ in range(2)]
-    # The torso's activations of steps 1..t_max-1, where the agent returns them.
-    self._activations = (aligned_empty((self.t_max - 1, shape[1], agent.activation_size),
-                                       np.float32) if self.stores_activations else None)
+    # `act_stored`'s outputs of steps 1..t_max-1 per group, where the agent stores activations.
+    self._acted = [[None] * len(self.groups) for _ in range(self.t_max - 1)]
     self._current = 0
     bounds = np.cumsum([0] + [int(g.batch_size) for g in self.groups])
     self._columns = [slice(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
@@ -134,14 +157,15 @@ class RolloutRunner:
 
   def _act(self, k, t):
     """(actions int64 [B], values float32 [B]) as numpy for group k's observation of step
-    t (`_slot`), from one packed tensor; at steps 1..t_max-1 its activations, if stored,
-    go to `_activations`."""
+    t (`_slot`), from one packed tensor; at steps 1..t_max-1 that tensor, holding the
+    activations if they are stored, is kept for the update (`_acted`)."""
     observation = as_tensor(self._slot(k, t))
-    if not (self.stores_activations and 0 < t < self.t_max):
-      packed = self._concrete(self.agent.act_packed, observation).numpy()
+    if self.stores_activations and 0 < t < self.t_max:
+      packed = self._concrete(self.agent.act_stored, observation)
+      self._acted[t - 1][k] = packed
     else:
-      packed = self._concrete(self.agent.act_stored, observation).numpy()
-      np.copyto(self._activations[t - 1, self._columns[k]], packed[:, 2:])
+      packed = self._concrete(self.agent.act_packed, observation)
+    packed = numpy_view(packed)
     return packed[:, 0].astype(np.int64), packed[:, 1]
 
   def _slot(self, k, t):
@@ -198,9 +222,8 @@ class RolloutRunner:
       for k in range(len(self.groups)):
         self._send(k)
     if self.stores_activations:
-      observations, *rest = batch
-      metrics = self._concrete(self.agent.train_stored, observations,
-                               as_tensor(self._activations), *rest).numpy()
+      acted = [packed for step in self._acted for packed in step]
+      metrics = self._concrete(self.agent.train_stored, *batch, *acted).numpy()
     else:
       metrics = self._concrete(self.agent.train_packed, *batch).numpy()
     self._current = 1 - self._current
