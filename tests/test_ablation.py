@@ -139,3 +139,18 @@ def test_time_to_score_of_the_committed_pong_runs():
   assert rows["pong_paac"]["frames"] is None     # 20M frames, never 18
   assert rows["pong_paac_fast"]["config"] == "atari_fast.gin"
   assert rows["pong_paac_fast"]["frames"] < 21.2e6
+  # Ape-X: the training return of its near-greedy episodes (epsilon <= 0.01), as its plots.
+  small = rows["pong_apex_small"]
+  assert 6.0e6 < small["frames"] < 6.65e6 and 55 < small["wall_minutes"] < 69
+
+
+def test_an_apex_runs_curve_is_its_low_epsilon_return(tmp_path):
+  folder = tmp_path / "apex"
+  _write_run(str(folder), [(100, 10.0, -21.0), (200, 20.0, -5.0)])
+  with open(folder / "summaries.csv", "a", newline="") as f:
+    csv.writer(f).writerows([[100, 10.0, ablation.events.LOW_EPSILON_RETURN_VS_ENV_STEPS, -20.0],
+                             [200, 20.0, ablation.events.LOW_EPSILON_RETURN_VS_ENV_STEPS, 3.0]])
+  assert ablation.read_curve("apex", str(folder)).returns == [-20.0, 3.0]
+  plain = tmp_path / "paac"
+  _write_run(str(plain), [(100, 10.0, -21.0), (200, 20.0, -5.0)])
+  assert ablation.read_curve("paac", str(plain)).returns == [-21.0, -5.0]
