@@ -226,3 +226,14 @@ def test_vector_pool_threads_run_under_batch_scheduling(batch_scheduling):
 
 def test_set_batch_scheduling_skips_threads_that_ended():
   assert atari_vector.set_batch_scheduling([2 ** 22 + 12345]) == 0
+
+
+def test_channels_last_with_a_helper_thread_is_the_same_copy():
+  from concurrent import futures  # pylint: disable=import-outside-toplevel
+  rng = np.random.default_rng(1)
+  with futures.ThreadPoolExecutor(1) as helper:
+    for shape in ((32, 4, 84, 84), (2, 3, 5, 7), (2, 1, 5, 7)):
+      obs = rng.integers(0, 256, size=shape, dtype=np.uint8)
+      out = np.empty((shape[0], shape[2], shape[3], shape[1]), np.uint8)
+      assert atari_vector.channels_last(obs, out, helper) is out
+      np.testing.assert_array_equal(out, obs.transpose(0, 2, 3, 1))
