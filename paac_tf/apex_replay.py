@@ -33,10 +33,13 @@ def main(argv):
   # Imported here so that flag errors and --help stay fast.
   from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
   from paac_tf.runners.apex import replay  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  replay.serve(FLAGS.port, config.env_name_or_configured(FLAGS.env_name), FLAGS.checkpoint_dir,
-               FLAGS.checkpoint_interval_s)
+  validation.check_bindings(required=())   # bad values stop here, before anything is served
+  env_name = config.env_name_or_configured(FLAGS.env_name)
+  validation.check_values("train_eval", env_name=env_name)
+  replay.serve(FLAGS.port, env_name, FLAGS.checkpoint_dir, FLAGS.checkpoint_interval_s)
 
 
 def cli():

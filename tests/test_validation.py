@@ -175,3 +175,32 @@ def test_the_cli_prints_one_error_line_exits_2_and_writes_nothing(tmp_path, gin_
   assert lines[-1] == message, proc.stderr[-3000:]
   assert [line for line in lines if line.startswith("error:")] == [message]
   assert not root.exists()
+
+
+# The Ape-X programs of a multi-host run: (entry point, its flags besides the config).
+APEX_PROGRAMS = {
+    "paac_tf.apex_replay": ["--port=1"],
+    "paac_tf.apex_actor": ["--replay_address=localhost:1", "--root_dir={root}"],
+    "paac_tf.apex_learner": ["--replay_address=localhost:1", "--root_dir={root}"],
+}
+BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
+                "error: apex_replay.capacity = 0: must be an integer >= 1.")
+
+
+@pytest.mark.parametrize("module,bad_flag,message", [
+    *[(module, *BAD_CAPACITY) for module in APEX_PROGRAMS],
+    ("paac_tf.apex_learner", "--env_name=Pongg",
+     "error: train_eval.env_name = 'Pongg': Unknown environment"),
+])
+def test_apex_programs_check_the_config_and_their_flags_before_any_work(
+    tmp_path, module, bad_flag, message):
+  """A bad binding or --env_name stops each Ape-X program with one error line and status 2,
+  before it connects, serves or makes its run directory."""
+  root = tmp_path / "run"
+  program_flags = [f.format(root=root) for f in APEX_PROGRAMS[module]]
+  proc = run_module(module, "--gin_file=" + APEX, *program_flags, bad_flag, timeout=120)
+  assert proc.returncode == 2, proc.stderr[-3000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  errors_printed = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+  assert len(errors_printed) == 1 and errors_printed[0].startswith(message), proc.stderr[-3000:]
+  assert not root.exists()

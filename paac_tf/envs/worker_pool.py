@@ -32,6 +32,8 @@ reset or step, garbage collection and interpreter exit all shut the workers down
 
 `num_workers=0` steps the environments in the calling process (no subprocess, no
 shared memory): for tests, debugging and environments too cheap to be worth a process.
+What runs inside a worker (its commands, the step arrays' layout, its loop) is in
+`worker_process.py`.
 """
 import contextlib
 import multiprocessing
@@ -39,7 +41,6 @@ import multiprocessing.connection
 import pickle
 import signal
 import time
-import traceback
 import weakref
 from multiprocessing import shared_memory
 
@@ -49,21 +50,16 @@ from tf_agents.trajectories import time_step as ts
 
 from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
+from paac_tf.envs import worker_process
 
 FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
 # Modules the fork server imports once, so that forked workers find them (and
 # TensorFlow, which TF-Agents imports) already loaded. '__main__' is multiprocessing's
 # default preload. Missing modules are skipped by the fork server.
-_FORKSERVER_PRELOAD = ("__main__", "paac_tf.envs.worker_pool", "paac_tf.envs.gym_adapter",
-                       "paac_tf.envs.atari_portable")
+_FORKSERVER_PRELOAD = ("__main__", "paac_tf.envs.worker_pool", "paac_tf.envs.worker_process",
+                       "paac_tf.envs.gym_adapter", "paac_tf.envs.atari_portable")
 _forkserver_preload_requested = False
-
-# Control messages (parent -> worker): a string, or a tuple for "attach". Replies
-# (worker -> parent) are tuples whose first item is the kind.
-_CMD_STEP, _CMD_RESET, _CMD_ATTACH, _CMD_CLOSE = "step", "reset", "attach", "close"
-_REPLY_OK, _REPLY_READY, _REPLY_ERROR = "ok", "ready", "error"
-_OK = (_REPLY_OK,)
 
 _SHUTDOWN_GRACE_S = 5.0   # how long close() waits for workers to exit by themselves
 
@@ -86,137 +82,6 @@ def _mp_context(start_method):
   return ctx
 
 
-# --- shared step buffers ---------------------------------------------------------------
-def _buffer_layout(num_envs, obs_spec):
-  """[(name, byte offset, shape, dtype str)] of the step arrays, and the total size."""
-  fields = (("action", (num_envs,), np.int64),
-            ("step_type", (num_envs,), np.int32),
-            ("reward", (num_envs,), np.float32),
-            ("discount", (num_envs,), np.float32),
-            ("observation", (num_envs,) + tuple(obs_spec.shape), obs_spec.dtype))
-  layout, offset = [], 0
-  for name, shape, dtype in fields:
-    dtype = np.dtype(dtype)
-    offset = -(-offset // 64) * 64   # cache-line aligned
-    layout.append((name, offset, shape, dtype.str))
-    offset += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-  return layout, max(offset, 1)
-
-
-def _buffer_views(buf, layout):
-  """{name: numpy array} views of `buf` (a buffer, e.g. a SharedMemory's) per `layout`."""
-  return {name: np.ndarray(shape, np.dtype(dtype), buffer=buf, offset=offset)
-          for name, offset, shape, dtype in layout}
-
-
-def _private_buffers(num_envs, obs_spec):
-  """Plain arrays with the same layout, for the in-process mode."""
-  layout, size = _buffer_layout(num_envs, obs_spec)
-  return _buffer_views(bytearray(size), layout)
-
-
-class _EnvGroup:
-  """The environments of one worker, stepped in turn; results go to step arrays.
-
-  Used inside worker processes and, for `num_workers=0`, in the calling process.
-  """
-
-  def __init__(self, env_fns, first_index):
-    self.first_index = first_index
-    self.envs = []
-    try:
-      for fn in env_fns:
-        self.envs.append(fn())
-    except BaseException:
-      self.close()
-      raise
-    self.specs = self._common_specs()
-    self._arrays = None
-
-  def _common_specs(self):
-    specs = None
-    for i, env in enumerate(self.envs):
-      env_specs = (env.observation_spec(), env.action_spec(), env.reward_spec())
-      if specs is None:
-        specs = env_specs
-      elif env_specs != specs:
-        raise ValueError(
-            "Environment %d has specs %s, different from environment %d's %s: all "
-            "environments of a batch must have the same specs."
-            % (self.first_index + i, env_specs, self.first_index, specs))
-    return specs
-
-  def bind(self, arrays):
-    """Uses this group's slice of the batch-wide step arrays."""
-    lo, hi = self.first_index, self.first_index + len(self.envs)
-    self._arrays = tuple(arrays[name][lo:hi] for name in
-                         ("action", "step_type", "reward", "discount", "observation"))
-
-  def reset(self):
-    _, step_type, reward, discount, observation = self._arrays
-    for i, env in enumerate(self.envs):
-      t = env.reset()
-      step_type[i], reward[i], discount[i], observation[i] = (
-          t.step_type, t.reward, t.discount, t.observation)
-
-  def step(self):
-    action, step_type, reward, discount, observation = self._arrays
-    for i, env in enumerate(self.envs):
-      t = env.step(action[i])
-      step_type[i], reward[i], discount[i], observation[i] = (
-          t.step_type, t.reward, t.discount, t.observation)
-
-  def close(self):
-    self._arrays = None
-    for env in self.envs:
-      try:
-        env.close()
-      except Exception:  # pylint: disable=broad-except
-        pass   # closing must go on for the others
-    self.envs = []
-
-
-def _worker_main(index, conn, env_fns, first_index):
-  """Worker process: builds its environments, then serves commands until "close"."""
-  # Ctrl-C reaches the whole process group; the parent decides and closes us.
-  signal.signal(signal.SIGINT, signal.SIG_IGN)
-  group, shm = None, None
-  try:
-    group = _EnvGroup(env_fns, first_index)
-    conn.send((_REPLY_READY, group.specs))
-    while True:
-      command = conn.recv()
-      if command == _CMD_STEP:
-        group.step()
-      elif command == _CMD_RESET:
-        group.reset()
-      elif command == _CMD_CLOSE:
-        break
-      elif isinstance(command, tuple) and command[0] == _CMD_ATTACH:
-        _, shm_name, layout = command
-        shm = shared_memory.SharedMemory(name=shm_name)
-        group.bind(_buffer_views(shm.buf, layout))
-      else:
-        raise ValueError("Unknown command %r." % (command,))
-      conn.send(_OK)
-  except (EOFError, BrokenPipeError):
-    pass   # the parent has gone away: just exit
-  except BaseException as exc:  # pylint: disable=broad-except
-    try:
-      conn.send((_REPLY_ERROR, "%s: %s" % (type(exc).__name__, exc), traceback.format_exc()))
-    except Exception:  # pylint: disable=broad-except
-      pass
-  finally:
-    if group is not None:
-      group.close()
-    if shm is not None:
-      try:
-        shm.close()
-      except BufferError:
-        pass   # a view is still referenced somewhere; the OS unmaps at exit
-    conn.close()
-
-
 def _shutdown(processes, conns, shm_holder, grace_s):
   """Stops workers (politely, then terminate, then kill) and frees shared memory.
 
@@ -226,7 +91,7 @@ def _shutdown(processes, conns, shm_holder, grace_s):
   for conn, process in zip(conns, processes):
     if process.is_alive():
       try:
-        conn.send(_CMD_CLOSE)
+        conn.send(worker_process.CMD_CLOSE)
       except (OSError, ValueError):
         pass
   deadline = time.monotonic() + grace_s
@@ -309,13 +174,13 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
           (self._num_envs, self._num_workers))
     try:
       if self._num_workers == 0:
-        self._group = _EnvGroup(env_fns, 0)
+        self._group = worker_process.EnvGroup(env_fns, 0)
         specs = self._group.specs
       else:
         specs = self._start_workers(env_fns, start_method)
       self._set_specs(*specs)
       if self._num_workers == 0:
-        self._arrays = _private_buffers(self._num_envs, self._obs_spec)
+        self._arrays = worker_process.private_buffers(self._num_envs, self._obs_spec)
         self._group.bind(self._arrays)
       else:
         self._attach_shared_memory()
@@ -338,8 +203,8 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
     for k in range(self._num_workers):
       lo = k * per_worker
       parent_conn, child_conn = ctx.Pipe(duplex=True)
-      process = ctx.Process(target=_worker_main, name="paac-env-worker-%d" % k, daemon=True,
-                            args=(k, child_conn, env_fns[lo:lo + per_worker], lo))
+      process = ctx.Process(target=worker_process.worker_main, name="paac-env-worker-%d" % k,
+                            daemon=True, args=(k, child_conn, env_fns[lo:lo + per_worker], lo))
       process.start()
       child_conn.close()   # the worker holds the only other end: EOF tells either side
       self._processes.append(process)
@@ -373,12 +238,12 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
       raise ValueError("Only scalar rewards are supported, got the spec %s." % (reward_spec,))
 
   def _attach_shared_memory(self):
-    layout, size = _buffer_layout(self._num_envs, self._obs_spec)
+    layout, size = worker_process.buffer_layout(self._num_envs, self._obs_spec)
     shm = shared_memory.SharedMemory(create=True, size=size)
     self._shm_holder.append(shm)
-    self._arrays = _buffer_views(shm.buf, layout)
+    self._arrays = worker_process.buffer_views(shm.buf, layout)
     self._arrays["observation"].fill(0)
-    self._send_all((_CMD_ATTACH, shm.name, layout), "attaching shared memory")
+    self._send_all((worker_process.CMD_ATTACH, shm.name, layout), "attaching shared memory")
     self._gather("attaching shared memory", timeout=self._startup_timeout)
 
   # --- talking to workers ------------------------------------------------------------
@@ -435,11 +300,11 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
           self._fail("%s %s while %s (no error was reported: it crashed or was killed; see "
                      "its stderr)." % (self._worker_name(k), _describe_exit(process.exitcode),
                                        what))
-        if reply[0] == _REPLY_ERROR:
+        if reply[0] == worker_process.REPLY_ERROR:
           _, text, remote_traceback = reply
           self._fail("%s raised %s while %s.\nWorker traceback:\n%s"
                      % (self._worker_name(k), text, what, remote_traceback))
-        replies[k] = reply[1] if reply[0] == _REPLY_READY else None
+        replies[k] = reply[1] if reply[0] == worker_process.REPLY_READY else None
         del pending[k]
     return replies
 
@@ -469,7 +334,7 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
       if self._group is not None:
         self._group.reset()
       else:
-        self._send_all(_CMD_RESET, "resetting")
+        self._send_all(worker_process.CMD_RESET, "resetting")
         self._gather("resetting")
     self._stats.reset()
     a = self._arrays
@@ -497,7 +362,7 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
       if self._group is not None:
         self._group.step()
       else:
-        self._send_all(_CMD_STEP, "stepping")
+        self._send_all(worker_process.CMD_STEP, "stepping")
 
   def recv(self):
     """Waits for the step started by `send` and returns its batched TimeStep."""

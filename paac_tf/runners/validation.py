@@ -10,9 +10,10 @@ what it allows, e.g.
   PaacAgent.gamma = 1.5: must be a number in (0, 1].
 
 It also checks that the required train_eval bindings are there and that the environment
-name resolves. The training entry point calls it right after parsing, before the run
-directory is made, so a bad value writes nothing; `check_values` applies the same checks
-to arguments given in code (`train_eval`'s).
+name resolves. The entry points (training and the Ape-X programs) call it right after
+parsing, before the run directory is made, so a bad value writes nothing; `check_values`
+applies the same checks to arguments given in code (`train_eval`'s, the Ape-X programs'
+flags).
 """
 import math
 
@@ -224,11 +225,13 @@ def check_values(configurable, **values):
       _check(binding, value)
 
 
-def check_bindings():
+def check_bindings(required=REQUIRED):
   """Checks every value the parsed gin configuration binds to a parameter in CHECKS, and
-  that the REQUIRED ones are bound; raises a ConfigError (UnknownEnvironmentError for an
-  unknown environment) naming the first bad binding and what it allows."""
-  for binding in REQUIRED:
+  that the `required` ones are bound (the Ape-X programs, which take the environment and
+  the length of the run as flags too, require none); raises a ConfigError
+  (UnknownEnvironmentError for an unknown environment) naming the first bad binding and
+  what it allows."""
+  for binding in required:
     if config.configured(binding, _UNBOUND) is _UNBOUND:
       raise errors.ConfigError(
           "%s is not set: bind it in a gin file or with --gin_bindings (it must be %s)."
