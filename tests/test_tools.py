@@ -676,3 +676,19 @@ print(json.dumps({"result": r, "table": table, "summary": summary}))
   assert "2 rounds, through the loop's call paths" in out["table"]
   assert "| median |" in out["table"] and "**%.2f**" % result["median"]["ratio"] in out["table"]
   assert out["summary"]["interleaved"]["loop_vs_bound_median"] == result["median"]["ratio"]
+
+
+def test_benchmark_records_the_commit_of_the_source_it_measures():
+  # In a subprocess: the benchmark module defines absl flags at import.
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                        text=True, check=False).stdout.strip()
+  if not head:
+    pytest.skip("not a git checkout")
+  commit = run_snippet_json("import json\nfrom paac_tf.tools import benchmark\n"
+                            "print(json.dumps(benchmark.source_commit()))", timeout=120)
+  short, _, dirty = commit.partition("+")
+  assert head.startswith(short) and len(short) >= 7, (commit, head)
+  changed = subprocess.run(["git", "status", "--porcelain", "--", "paac_tf"], cwd=repo,
+                           capture_output=True, text=True, check=False).stdout.strip()
+  assert dirty == ("dirty" if changed else ""), (commit, changed)
