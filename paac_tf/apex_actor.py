@@ -47,9 +47,7 @@ def main(argv):
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  validation.check_bindings(required=())   # bad values stop here, before root_dir is made
-  env_name = config.env_name_or_configured(FLAGS.env_name)
-  validation.check_values("train_eval", env_name=env_name)
+  env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   seed = FLAGS.seed
   if seed is None:
     seed = actor.actor_seed(config.configured("train_eval.seed", 0), FLAGS.actor_index)

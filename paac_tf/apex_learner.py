@@ -41,13 +41,12 @@ def main(argv):
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  validation.check_bindings(required=())   # bad values stop here, before root_dir is made
-  env_name = config.env_name_or_configured(FLAGS.env_name)
+  env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   total_steps = FLAGS.total_steps or config.configured("train_eval.total_steps")
   if not total_steps:
     raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
   seed = FLAGS.seed if FLAGS.seed is not None else config.configured("train_eval.seed", 0)
-  validation.check_values("train_eval", env_name=env_name, total_steps=total_steps, seed=seed)
+  validation.check_values("train_eval", total_steps=total_steps, seed=seed)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
 
   def train():

@@ -36,9 +36,7 @@ def main(argv):
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  validation.check_bindings(required=())   # bad values stop here, before anything is served
-  env_name = config.env_name_or_configured(FLAGS.env_name)
-  validation.check_values("train_eval", env_name=env_name)
+  env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   replay.serve(FLAGS.port, env_name, FLAGS.checkpoint_dir, FLAGS.checkpoint_interval_s)
 
 
