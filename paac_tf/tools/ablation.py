@@ -66,15 +66,14 @@ def read_curve(label, folder, max_gap_s=300.0):
   if not os.path.exists(path):
     raise errors.UserError("%s has no summaries.csv: publish the run with "
                            "tools/publish_run.py first." % folder)
-  # The training return as RunEvents.training_return_tag picks it: Ape-X's near-greedy
-  # episodes where the run has them, else all episodes.
+  # The training return as events.training_return_tag picks it.
   by_tag = {RETURN_TAG: {}, events.LOW_EPSILON_RETURN_VS_ENV_STEPS: {}}
   with open(path, newline="", encoding="utf-8") as f:
     for row in csv.DictReader(f):
       if row["tag"] in by_tag:
         by_tag[row["tag"]][int(float(row["step"]))] = (float(row["wall_time"]),
                                                        float(row["value"]))
-  points = by_tag[events.LOW_EPSILON_RETURN_VS_ENV_STEPS] or by_tag[RETURN_TAG]
+  points = by_tag[events.training_return_tag(by_tag)]
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
   steps = sorted(points)

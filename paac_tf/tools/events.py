@@ -40,6 +40,14 @@ _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their p
 _SKIP_DIRS = ("variables", "assets", "__pycache__", "actors")
 
 
+def training_return_tag(curves):
+  """The tag of a run's training-return curve against agent steps, given its curves
+  ({tag: points}): Ape-X's near-greedy episodes where the run has them, else the average
+  over all episodes."""
+  return (LOW_EPSILON_RETURN_VS_ENV_STEPS if curves.get(LOW_EPSILON_RETURN_VS_ENV_STEPS)
+          else RETURN_VS_ENV_STEPS)
+
+
 @dataclasses.dataclass(frozen=True)
 class ScalarPoint:
   step: int
@@ -76,10 +84,8 @@ class RunEvents:
     return points[-1] if points else None
 
   def training_return_tag(self):
-    """The tag of the run's training-return curve against agent steps: Ape-X's near-greedy
-    episodes where the run has them, else the average over all episodes."""
-    return (LOW_EPSILON_RETURN_VS_ENV_STEPS if self.scalars.get(LOW_EPSILON_RETURN_VS_ENV_STEPS)
-            else RETURN_VS_ENV_STEPS)
+    """The tag of the run's training-return curve against agent steps (`training_return_tag`)."""
+    return training_return_tag(self.scalars)
 
   def wall_time_s(self):
     """Seconds the writers were alive, summed over files (gaps between resumes excluded)."""
