@@ -49,7 +49,9 @@ def main(argv):
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   seed = FLAGS.seed
-  if seed is None:
+  if seed is not None:
+    validation.check_flag("seed", "train_eval.seed", seed)
+  else:
     seed = actor.actor_seed(config.configured("train_eval.seed", 0), FLAGS.actor_index)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir) if FLAGS.root_dir else None
   processes.run_then_exit(lambda: actor.apex_actor(

@@ -191,10 +191,14 @@ BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
     *[(module, *BAD_CAPACITY) for module in APEX_PROGRAMS],
     ("paac_tf.apex_learner", "--env_name=Pongg",
      "error: train_eval.env_name = 'Pongg': Unknown environment"),
+    # A flag that stands in for a binding is checked as the binding and named as a flag
+    # (--total_steps=0 used to fall back to the config's value).
+    ("paac_tf.apex_learner", "--total_steps=0", "error: --total_steps = 0: must be an integer"),
+    ("paac_tf.apex_actor", "--seed=-1", "error: --seed = -1: must be an integer"),
 ])
 def test_apex_programs_check_the_config_and_their_flags_before_any_work(
     tmp_path, module, bad_flag, message):
-  """A bad binding or --env_name stops each Ape-X program with one error line and status 2,
+  """A bad binding or flag stops each Ape-X program with one error line and status 2,
   before it connects, serves or makes its run directory."""
   root = tmp_path / "run"
   program_flags = [f.format(root=root) for f in APEX_PROGRAMS[module]]

@@ -202,18 +202,20 @@ def _bound_value(binding):
   return _UNBOUND
 
 
-def _check(binding, value):
+def _check(binding, value, name=None):
+  """Checks `value` against CHECKS[binding]; the error names `name` (default: binding)."""
   check = CHECKS[binding]
+  name = name or binding
   if not check.accepts(value):
     hint = ""
     if isinstance(value, float) and value.is_integer() and "integer" in check.allowed:
       hint = " (write %d, not %r)" % (value, value)
-    raise errors.ConfigError("%s = %r: must be %s%s." % (binding, value, check.allowed, hint))
+    raise errors.ConfigError("%s = %r: must be %s%s." % (name, value, check.allowed, hint))
   if check is ENV_NAME:
     try:
       names.check_env_name(value)
     except names.UnknownEnvironmentError as e:
-      raise names.UnknownEnvironmentError("%s = %r: %s" % (binding, value, e)) from None
+      raise names.UnknownEnvironmentError("%s = %r: %s" % (name, value, e)) from None
 
 
 def check_values(configurable, **values):
@@ -223,6 +225,13 @@ def check_values(configurable, **values):
     binding = "%s.%s" % (configurable, parameter)
     if binding in CHECKS:
       _check(binding, value)
+
+
+def check_flag(flag, binding, value):
+  """Checks the value of a program's flag that stands in for `binding` (e.g. the Ape-X
+  learner's --total_steps for train_eval.total_steps) as `binding` is checked; the
+  ConfigError names the flag."""
+  _check(binding, value, name="--" + flag)
 
 
 def check_bindings(required=REQUIRED):
