@@ -224,7 +224,11 @@ def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path
       ray_launcher.ACTOR_NAME % i for i in range(2)]:
     assert _where(ray, name, namespace) is None, name
 
-  checkpoint = int(saved[-1])
+  # The checkpoint the rerun resumes from (the manager's newest): the learner may have saved
+  # more after the one waited for, before the kill landed; the rerun must go on past it.
+  state = read_text(root / "train" / "checkpoint")
+  checkpoint = max(int(saved[-1]), int(re.search(r'model_checkpoint_path: "\S*ckpt-(\d+)"',
+                                                 state).group(1)))
   second_log = tmp_path / "second.log"
   command = _start(root, cluster.address, bindings + [
       "--gin_bindings=train_eval.total_steps=%d" % (checkpoint + 4000)], second_log)
