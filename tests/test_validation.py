@@ -190,7 +190,7 @@ BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
 @pytest.mark.parametrize("module,bad_flag,message", [
     *[(module, *BAD_CAPACITY) for module in APEX_PROGRAMS],
     ("paac_tf.apex_learner", "--env_name=Pongg",
-     "error: train_eval.env_name = 'Pongg': Unknown environment"),
+     "error: --env_name = 'Pongg': Unknown environment"),
     # A flag that stands in for a binding is checked as the binding and named as a flag
     # (--total_steps=0 used to fall back to the config's value).
     ("paac_tf.apex_learner", "--total_steps=0", "error: --total_steps = 0: must be an integer"),

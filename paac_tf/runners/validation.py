@@ -256,8 +256,11 @@ def checked_env_name(env_name=None):
   """For the programs that take the environment as a flag besides the configuration (the
   Ape-X programs, which require no binding): checks the parsed configuration's bindings,
   then returns `env_name`, else the configured train_eval.env_name, once it resolves;
-  raises as `check_bindings` does, or a UserError when neither names an environment."""
+  raises as `check_bindings` does (naming --env_name for the flag's value), or a UserError
+  when neither names an environment."""
   check_bindings(required=())
+  if env_name:
+    check_flag("env_name", "train_eval.env_name", env_name)
   env_name = config.env_name_or_configured(env_name)
   check_values("train_eval", env_name=env_name)
   return env_name
