@@ -42,15 +42,11 @@ def main(argv):
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
-  # The flags stand in for the bindings (already checked above): checked the same way.
-  for flag in ("total_steps", "seed"):
-    if getattr(FLAGS, flag) is not None:
-      validation.check_flag(flag, "train_eval." + flag, getattr(FLAGS, flag))
-  total_steps = (FLAGS.total_steps if FLAGS.total_steps is not None
-                 else config.configured("train_eval.total_steps"))
+  total_steps = validation.flag_or_configured("total_steps", "train_eval.total_steps",
+                                             FLAGS.total_steps)
   if total_steps is None:
     raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
-  seed = FLAGS.seed if FLAGS.seed is not None else config.configured("train_eval.seed", 0)
+  seed = validation.flag_or_configured("seed", "train_eval.seed", FLAGS.seed, default=0)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
 
   def train():

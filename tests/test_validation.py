@@ -177,6 +177,18 @@ def test_the_cli_prints_one_error_line_exits_2_and_writes_nothing(tmp_path, gin_
   assert not root.exists()
 
 
+def test_a_flag_stands_in_for_its_binding():
+  """flag_or_configured: the flag's value (checked, the error naming the flag) when given,
+  else the configured binding, else the default."""
+  assert validation.flag_or_configured("seed", "train_eval.seed", None, default=0) == 0
+  gin.parse_config(["train_eval.seed = 7", "train_eval.total_steps = 500"])
+  assert validation.flag_or_configured("seed", "train_eval.seed", None, default=0) == 7
+  assert validation.flag_or_configured("seed", "train_eval.seed", 3, default=0) == 3
+  assert validation.flag_or_configured("total_steps", "train_eval.total_steps", None) == 500
+  with pytest.raises(errors.ConfigError, match=r"^--total_steps = 0: must be an integer"):
+    validation.flag_or_configured("total_steps", "train_eval.total_steps", 0)
+
+
 # The Ape-X programs of a multi-host run: (entry point, its flags besides the config).
 APEX_PROGRAMS = {
     "paac_tf.apex_replay": ["--port=1"],

@@ -12,8 +12,8 @@ what it allows, e.g.
 It also checks that the required train_eval bindings are there and that the environment
 name resolves. The entry points (training and the Ape-X programs) call it right after
 parsing, before the run directory is made, so a bad value writes nothing; `check_values`
-applies the same checks to arguments given in code (`train_eval`'s, the Ape-X programs'
-flags).
+applies the same checks to arguments given in code (`train_eval`'s), `check_flag` to the Ape-X
+programs' flags that stand in for bindings (the error names the flag).
 """
 import math
 
@@ -234,6 +234,15 @@ def check_flag(flag, binding, value):
   _check(binding, value, name="--" + flag)
 
 
+def flag_or_configured(flag, binding, value, default=None):
+  """A program's --flag `value` checked as `binding` (`check_flag`) when given (not None),
+  else the configured `binding` (checked by `check_bindings`), else `default`."""
+  if value is None:
+    return config.configured(binding, default)
+  check_flag(flag, binding, value)
+  return value
+
+
 def check_bindings(required=REQUIRED):
   """Checks every value the parsed gin configuration binds to a parameter in CHECKS, and
   that the `required` ones are bound (the Ape-X programs, which take the environment and
@@ -261,9 +270,7 @@ def checked_env_name(env_name=None):
   check_bindings(required=())
   if env_name:
     check_flag("env_name", "train_eval.env_name", env_name)
-  env_name = config.env_name_or_configured(env_name)
-  check_values("train_eval", env_name=env_name)
-  return env_name
+  return config.env_name_or_configured(env_name)
 
 
 def _value(binding, default):
