@@ -8,7 +8,9 @@ also be a model directory (`.../policies/pong`): its highest version is evaluate
 The protocol (30 no-op starts, whole games, unclipped scores, a fixed share of the
 episodes per environment, epsilon): `paac_tf/policies/evaluation.py`.
 
-Results are printed and written to `eval.json` in `--output_dir` (default:
+Evaluation environments are seeded 10**9 + i, apart from every training seed; the FIRE
+assist a policy trained with is applied unless `--nofire_reset`; eval.json records the
+seeds and every assist. Results are printed and written to `eval.json` in `--output_dir` (default:
 `<policy_dir>-eval/` beside the version directory; TF Serving ignores that non-integer
 name). An existing eval.json is kept unless `--overwrite`. `--record=best.gif` writes
 the best episode as a GIF (a relative path goes into the output directory).
@@ -38,7 +40,13 @@ def _define_flags():
                        "most --episodes).")
   flags.DEFINE_integer("num_workers", None, "Worker processes/threads (default: in-process for "
                        "gymnasium envs, the cores for Atari).")
-  flags.DEFINE_integer("seed", 0, "Environment seed (env slot i gets seed + i).")
+  flags.DEFINE_integer("seed", evaluation.EVAL_SEED, "Environment seed (env slot i gets seed + "
+                       "i); the default, 10**9, is above every training seed.")
+  flags.DEFINE_boolean("fire_reset", None, "Atari: FIRE at game start and after a lost life "
+                       "(default: as the policy trained; --nofire_reset: the policy's own "
+                       "actions only).")
+  flags.DEFINE_string("output_name", evaluation.EVAL_FILE, "File name of the results in "
+                      "--output_dir.")
   flags.DEFINE_string("output_dir", None, "Where eval.json goes (default: <policy_dir>-eval).")
   flags.DEFINE_boolean("overwrite", False, "Replace an existing eval.json / GIF.")
   flags.DEFINE_string("record", None, "Write the best episode as this GIF (relative paths go "
@@ -55,7 +63,8 @@ def main(argv):
       env_name=FLAGS.env_name, noop_max=FLAGS.noop_max,
       max_episode_frames=FLAGS.max_episode_frames, num_envs=FLAGS.num_envs, seed=FLAGS.seed,
       output_dir=FLAGS.output_dir, overwrite=FLAGS.overwrite, record=FLAGS.record,
-      num_workers=FLAGS.num_workers)
+      num_workers=FLAGS.num_workers, fire_reset=FLAGS.fire_reset,
+      output_name=FLAGS.output_name)
   print(evaluation.format_summary(summary))
   if summary.get("record"):
     print("best episode: %s" % summary["record"])

@@ -188,6 +188,11 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
     assert any(n.startswith("events.out.tfevents") for n in os.listdir(d)), d
   operative = read_text(root / "operative_config.gin")
   assert "train_eval.launcher = 'ray'" in operative and "apex_learner.batch_size" in operative
+  # Every process's bindings: the learner's, the replay's and the actors' sections.
+  for name in ("learner", "replay", "actor_0, actor_1"):
+    assert "# ---- The operative configuration of %s (a process of its own)" % name in operative
+  actors = operative.split("of actor_0, actor_1 (a process of its own)")[1]
+  assert "apex_actor.num_envs" in actors and "make_environment." in actors
   # Every Ray actor of the run is gone.
   for name in [ray_launcher.LEARNER_NAME, ray_launcher.REPLAY_NAME] + [
       ray_launcher.ACTOR_NAME % i for i in range(2)]:

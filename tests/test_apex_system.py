@@ -137,6 +137,13 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
   assert os.listdir(root / "policies" / "cartpole_v1")
   for d in (root / "train", root / "actors" / "actor_0", root / "actors" / "actor_1"):
     assert any(n.startswith("events.out.tfevents") for n in os.listdir(d)), d
+  # The run's operative config holds every process's bindings: the learner's (this
+  # process: the replay's too) and, in a section, the actors' (both the same).
+  operative = read_text(root / "operative_config.gin")
+  assert "apex_learner.batch_size" in operative and "apex_replay.capacity" in operative
+  actors = operative.split("# ---- The operative configuration of actor_0, actor_1 (a process "
+                           "of its own)")[1]
+  assert "apex_actor.num_envs = " in actors and "make_environment.reward_clipping" in actors
   _assert_gone(seen)
   _assert_port_free(_port(text))
 

@@ -22,7 +22,8 @@ CARTPOLE_SPEC = array_spec.BoundedArraySpec((4,), np.float32, -3.4e38, 3.4e38,
 ATARI_SPEC = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255, name="observation")
 SCHEMA = {"env_name": str, "episodes": int, "returns": list, "mean": float, "std": float,
           "min": float, "max": float, "lengths": list, "policy_dir": str, "train_step": int,
-          "epsilon": float, "protocol": str, "wall_time_s": float, "timestamp": str}
+          "epsilon": float, "protocol": str, "wall_time_s": float, "timestamp": str,
+          "standard_error": float, "env_seeds": list, "assists": dict}
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +113,17 @@ def test_eval_json_schema_record_and_no_overwrite(cartpole_policy, tmp_path):
   assert len(data["returns"]) == len(data["lengths"]) == 5
   assert data["returns"] == [float(n) for n in data["lengths"]]  # CartPole: +1 per step
   assert data["mean"] == pytest.approx(np.mean(data["returns"]))
-  assert data["std"] == pytest.approx(np.std(data["returns"]))
+  assert data["std"] == pytest.approx(np.std(data["returns"], ddof=1)) and data["std_ddof"] == 1
+  assert data["standard_error"] == pytest.approx(np.std(data["returns"], ddof=1) / np.sqrt(5))
+  # Seeds apart from training's (below 10**9), recorded; every assist recorded.
+  assert data["seed"] == evaluation.EVAL_SEED == 10**9
+  assert data["env_seeds"] == [10**9, 10**9 + 1] and "env seeds 1000000000-1000000001" in (
+      data["protocol"])
+  assert data["assists"] == {"episodic_life": False, "reward_clipping": False,
+                             "fire_at_game_start": False, "fire_after_life_loss": False,
+                             "trained_with_fire_reset": False, "epsilon": 0.0,
+                             "noop_max": None, "max_episode_frames": None,
+                             "sticky_actions": None}
   assert (data["min"], data["max"]) == (min(data["returns"]), max(data["returns"]))
   assert "5 episodes over 2 parallel envs" in data["protocol"]
   assert summary["mean"] == data["mean"]
@@ -161,6 +172,30 @@ def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
   from PIL import Image  # pylint: disable=import-outside-toplevel
   with Image.open(str(tmp_path / "best.gif")) as gif:
     assert gif.size == (252, 252) and gif.n_frames > 1
+
+
+def test_fire_assist_as_trained_or_the_policys_own_actions(tmp_path):
+  """A policy trained with fire_reset is evaluated with the FIRE assist by default and with
+  its own actions only on request; eval.json says which (the env's presses_fire)."""
+  model = actor_critic.build_actor_critic(4, ATARI_SPEC, torso="arch_nips")
+  path = saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), 1,
+                                 {"env_name": "Breakout", "train_step": 1,
+                                  "preprocessing": {"atari_backend": "vector", "fire_reset": True,
+                                                    "max_episode_frames": 108000}})
+  assisted = evaluation.evaluate(path, episodes=2, num_envs=2, max_episode_frames=80,
+                                 verbose=False)
+  own = evaluation.evaluate(path, episodes=2, num_envs=2, max_episode_frames=80, fire_reset=False,
+                            output_name="eval_policy_only.json", verbose=False)
+  assert assisted["assists"]["fire_at_game_start"] and assisted["assists"]["fire_after_life_loss"]
+  assert "FIRE pressed by the environment" in assisted["protocol"]
+  assert evaluation.assist_label(assisted) == "FIRE at start and after a lost life"
+  assert not own["assists"]["fire_at_game_start"] and own["assists"]["trained_with_fire_reset"]
+  assert "no FIRE assist" in own["protocol"]
+  assert evaluation.assist_label(own) == "policy's actions only"
+  assert sorted(os.listdir(str(tmp_path / "breakout" / "1-eval"))) == [
+      "eval.json", "eval_policy_only.json"]
+  with pytest.raises(errors.UserError, match="--output_name must be a file name"):
+    evaluation.evaluate(path, episodes=1, output_name="../x.json", verbose=False)
 
 
 def test_bad_policy_dirs(tmp_path):

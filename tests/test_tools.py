@@ -112,9 +112,19 @@ def fixture_workspace(tmp_path):
               {"algorithm": "apex", "env_name": "Seaquest", "network": "nature_dueling"})
 
   boxing = str(tmp_path / "results" / "boxing_paac")
+  fire = {"episodic_life": False, "reward_clipping": False, "fire_at_game_start": True,
+          "fire_after_life_loss": True, "trained_with_fire_reset": True, "epsilon": 0.0,
+          "noop_max": 30, "max_episode_frames": 108000, "sticky_actions": False}
   _write_json(os.path.join(boxing, "eval.json"),
               _eval_json("BoxingNoFrameskip-v4", BOXING_RETURNS, 10000000,
-                         "/elsewhere/boxing/policies/boxing/10000000", algorithm="paac"))
+                         "/elsewhere/boxing/policies/boxing/10000000", algorithm="paac",
+                         env_seeds=[10**9, 10**9 + 15], assists=fire))
+  _write_json(os.path.join(boxing, "eval_policy_only.json"),   # the same policy, no FIRE assist
+              _eval_json("BoxingNoFrameskip-v4", [1.0, 3.0], 10000000,
+                         "/elsewhere/boxing/policies/boxing/10000000", algorithm="paac",
+                         env_seeds=[10**9, 10**9 + 1],
+                         assists=dict(fire, fire_at_game_start=False,
+                                      fire_after_life_loss=False)))
   _write_json(os.path.join(boxing, run_results.RUN_INFO),
               {"command": "python -m paac_tf.train --gin_file=atari.gin",
                "wall_time_s": 7200, "hardware": "1x H200, 16 cores",
@@ -238,9 +248,13 @@ def test_compare_table_numbers(workspace):
   col = header.index
 
   pong = _row(text, "Pong", index=1)     # the run's newest evaluation, after its earlier one
-  mean, std = statistics.mean(PONG_RETURNS), statistics.pstdev(PONG_RETURNS)
-  assert pong[col("Our score (mean ± std)")] == (
-      "%.1f ± %.1f (N=30, up to 30 no-op starts)" % (mean, std))
+  mean, std = statistics.mean(PONG_RETURNS), statistics.stdev(PONG_RETURNS)
+  score = "Our score (mean ± sample std, s.e.)"
+  # An evaluation made before the protocol of disjoint seeds and recorded assists says so.
+  assert pong[col(score)] == (
+      "%.1f ± %.1f (s.e. %.1f) (N=30, up to 30 no-op starts, env seeds from 0, overlapping "
+      "training's (earlier protocol))" % (mean, std, std / 30 ** 0.5))
+  assert pong[col("Evaluation assists")] == "not recorded (earlier protocol)"
   assert pong[col("Random")] == "-20.7" and pong[col("Human")] == "14.6"
   pong_hns = _hns_by_hand("Pong", mean)
   assert pong[col("Ours, human-normalized")] == "%.1f%%" % (100 * pong_hns)
@@ -265,13 +279,24 @@ def test_compare_table_numbers(workspace):
   assert boxing[col("Config")] == "atari.gin"               # from run_info's command
   assert boxing[col("Frames trained")] == "40M frames"                 # run_info.json
   assert boxing[col("Wall time, hardware")] == "2.0 h, 1x H200, 16 cores"
+  # The FIRE-reset policy: its score with the assist, and beside it its own actions' only
+  # (that evaluation is no row of its own: _row found one Boxing row).
+  box_std = statistics.stdev(BOXING_RETURNS)
+  assert boxing[col(score)] == (
+      "%.1f ± %.1f (s.e. %.1f) (N=%d, up to 30 no-op starts); policy's own actions only (no "
+      "FIRE assist): 2.0 ± 1.4 (s.e. 1.0)" % (statistics.mean(BOXING_RETURNS), box_std,
+                                             box_std / len(BOXING_RETURNS) ** 0.5,
+                                             len(BOXING_RETURNS)))
+  assert boxing[col("Evaluation assists")] == "FIRE at game start and after a lost life"
+  assert "the policy's own actions only (no FIRE assist): `%s`" % os.path.join(
+      str(workspace), "results", "boxing_paac", "eval_policy_only.json") in text
   breakout = _row(text, "Breakout")
   assert breakout[col("Wall time, hardware")] == "1.5 h, hardware not recorded"
   assert "make train GIN=atari.gin" in text                           # command.txt
 
   # Seaquest (Ape-X) was never evaluated: its training average, marked, outside the median.
   seaquest = _row(text, "Seaquest")
-  assert seaquest[col("Our score (mean ± std)")] == "120.0 (training average†)"
+  assert seaquest[col(score)] == "120.0 (training average†)"
   assert seaquest[col("Ours, human-normalized")].endswith("†")
   assert "not evaluated under the 30 no-op protocol" in text
 
@@ -292,7 +317,8 @@ def test_compare_table_numbers(workspace):
   assert "Breakout PAAC (breakout_paac): training budget unknown" in text
   # The run's earlier evaluation (32,000 agent steps) has its own row, left out of the median.
   earlier = _row(text, "Pong", index=0)
-  assert earlier[col("Our score (mean ± std)")] == "-20.0 ± 0.0 (N=30, up to 30 no-op starts)"
+  assert earlier[col(score)] == ("-20.0 ± 0.0 (s.e. 0.0) (N=30, up to 30 no-op starts, env seeds "
+                                 "from 0, overlapping training's (earlier protocol))")
   assert earlier[col("Frames trained")] == "128k frames (run: %s)" % results_table.human_count(
       4 * 500 * N_E * T_MAX)
   assert "an earlier evaluation of this run (not in the medians" in text

@@ -5,10 +5,14 @@
 
 Writes results/<name>/: curve.png (return against frames and wall time), summaries.csv
 (every scalar summary), eval.json (the newest exported policy under the 30 no-op protocol,
-unless --episodes=0), run_info.json (command, wall time, hardware, steps, and --config /
---machine_note when given; for Ape-X also learner steps, learner steps/s and the replay
-ratio from the learner's summaries), operative_config.gin; then regenerates results/README.md with
-the compare tool over all of results/ (results/archive/ only in its last section).
+unless --episodes=0; a policy trained with FIRE at reset is evaluated twice: eval.json with
+that assist, eval_policy_only.json with its own actions only; --eval_name names the
+first file, e.g. eval_at_2500000.json for a run that goes on), --commit_policy copies the
+evaluated SavedModel into results/<name>/policy/, run_info.json (command, wall time,
+hardware, steps, and --config / --machine_note when given; for Ape-X also learner steps,
+learner steps/s and the replay ratio from the learner's summaries), operative_config.gin;
+then regenerates results/README.md with the compare tool over all of results/
+(results/archive/ only in its last section).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
@@ -56,6 +60,10 @@ def main():
                       help="Commit of the code that made the run (default: this checkout's HEAD).")
   parser.add_argument("--policy_dir", default=None,
                       help="SavedModel to evaluate (default: the run's newest export).")
+  parser.add_argument("--eval_name", default="eval.json",
+                      help="File of the evaluation in results/<name>/ (eval.json).")
+  parser.add_argument("--commit_policy", action="store_true",
+                      help="Copy the evaluated SavedModel into results/<name>/policy/.")
   args = parser.parse_args()
   out = os.path.join(REPO, "results", args.name)
   os.makedirs(out, exist_ok=True)
@@ -64,7 +72,17 @@ def main():
   policy = args.policy_dir or newest_policy(args.run_dir)
   if args.episodes and policy:
     run("-m", "paac_tf.evaluate", "--policy_dir=" + policy, "--episodes=%d" % args.episodes,
-        "--output_dir=" + out, "--overwrite")
+        "--output_dir=" + out, "--output_name=" + args.eval_name, "--overwrite")
+    with open(os.path.join(out, args.eval_name)) as f:
+      trained_with_fire = (json.load(f).get("assists") or {}).get("fire_at_game_start")
+    if trained_with_fire:   # the same policy with its own actions only
+      run("-m", "paac_tf.evaluate", "--policy_dir=" + policy, "--episodes=%d" % args.episodes,
+          "--output_dir=" + out, "--nofire_reset", "--overwrite",
+          "--output_name=" + args.eval_name.replace("eval", "eval_policy_only", 1))
+  if args.commit_policy and policy:
+    target = os.path.join(out, "policy", *os.path.normpath(policy).split(os.sep)[-2:])
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(policy, target)
   sys.path.insert(0, REPO)
   from paac_tf.tools import events  # pylint: disable=import-outside-toplevel
   ev = events.read_run_events(os.path.join(args.run_dir, "train"))

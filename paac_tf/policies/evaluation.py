@@ -24,6 +24,18 @@ Lengths are in agent steps (on Atari, one agent step = 4 frames). `seed` fixes t
 environments and the epsilon draws; a sampling (PAAC) policy draws its actions inside
 the SavedModel, unseeded, so its scores vary from run to run.
 
+Seeds: evaluation environment i is seeded with EVAL_SEED + i (10**9 + i), disjoint from
+every training seed: training seeds lie below 10**9 (PAAC: seed + i, and seed + the agent
+steps done + i on resume; Ape-X actors: seed * 1000 + 7919 (actor + 1) + 104729 restarts + i),
+so an evaluation never replays the no-op starts of training's games.
+
+Assists: what the environment does in the policy's stead, all recorded in eval.json
+("assists"). By default the evaluation applies the assists the policy trained with and
+that the papers' protocol allows: FIRE at game start and after a lost life for a policy
+trained with `fire_reset` (in games that need FIRE to go on). `fire_reset=False`
+evaluates the policy's own actions only (a game that waits for FIRE then runs to
+`max_episode_frames` unless the policy presses it). Episodic life is never applied.
+
 `evaluate` writes the results to `eval.json` (by default in `<policy_dir>-eval/` beside
 the version directory; TF Serving ignores that non-integer name), and with `record` the
 best episode as a GIF: the last frame of each observation stack, upscaled, on Atari; the
@@ -47,6 +59,7 @@ from paac_tf.envs import names
 from paac_tf.policies import loading
 
 EVAL_FILE = "eval.json"
+EVAL_SEED = 10**9          # evaluation env i: EVAL_SEED + i; training seeds lie below
 DEFAULT_NUM_ENVS = 16
 APEX_EVAL_EPSILON = 0.001
 _ATARI_GIF_SCALE = 3
@@ -77,19 +90,22 @@ def _default_workers(num_envs, atari):
 
 
 def make_eval_env(env_name, num_envs, seed, noop_max, max_episode_frames, preprocessing,
-                  num_workers=None):
-  """The batched env, built as for training but with whole games and raw rewards."""
+                  num_workers=None, fire_reset=None):
+  """The batched env, built as for training but with whole games and raw rewards.
+
+  fire_reset: FIRE at game start and after a lost life; None: as the policy trained
+  (`preprocessing`), False: the policy's own actions only.
+  """
   atari = _is_atari(env_name)
   if num_workers is None:
     num_workers = _default_workers(num_envs, atari)
   kwargs = {"reward_clipping": False, "episodic_life": False}
+  if fire_reset is None:
+    fire_reset = bool(preprocessing.get("fire_reset", False))
   if atari:
     kwargs.update(noop_max=int(noop_max), max_episode_frames=int(max_episode_frames),
                   atari_backend=preprocessing.get("atari_backend", "vector"),
-                  # FIRE at game start and after a lost life is part of the game's
-                  # protocol for a policy trained with it (whole games all the same).
-                  fire_reset=bool(preprocessing.get("fire_reset", False)),
-                  num_threads=max(1, num_workers))
+                  fire_reset=bool(fire_reset), num_threads=max(1, num_workers))
   try:
     return environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
                                         seed=seed, **kwargs)
@@ -225,8 +241,32 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
   return ordered
 
 
+def assists(env, env_name, noop_max, max_episode_frames, epsilon, preprocessing):
+  """What the evaluation environment did in the policy's stead (eval.json's "assists")."""
+  atari = _is_atari(env_name)
+  fire = bool(getattr(env, "presses_fire", False))
+  return {"episodic_life": False, "reward_clipping": False,
+          "fire_at_game_start": fire, "fire_after_life_loss": fire,
+          "trained_with_fire_reset": bool(preprocessing.get("fire_reset", False)),
+          "epsilon": float(epsilon),
+          "noop_max": int(noop_max) if atari else None,
+          "max_episode_frames": int(max_episode_frames) if atari else None,
+          "sticky_actions": False if atari else None}
+
+
+def assist_label(summary):
+  """A short label of an evaluation's assists, for tables: 'FIRE at start and after a lost
+  life', 'policy's actions only' (its own FIRE), or '' (nothing to say)."""
+  applied = summary.get("assists") or {}
+  if applied.get("fire_at_game_start"):
+    return "FIRE at start and after a lost life"
+  if applied.get("trained_with_fire_reset"):
+    return "policy's actions only"
+  return ""
+
+
 def protocol_description(env_name, noop_max, max_episode_frames, epsilon, num_envs, episodes,
-                         metadata):
+                         metadata, fire=False, seed=EVAL_SEED):
   """One line of eval.json saying how the episodes were played and chosen."""
   if metadata.get("greedy"):
     acting = "argmax of the exported policy"
@@ -241,6 +281,8 @@ def protocol_description(env_name, noop_max, max_episode_frames, epsilon, num_en
     parts.append("Atari: up to %d no-op starts, whole games (no episodic life), unclipped "
                  "score, frameskip %d, no sticky actions, at most %d frames per game"
                  % (noop_max, factory.ATARI_FRAMESKIP, max_episode_frames))
+    parts.append("FIRE pressed by the environment at game start and after each lost life "
+                 "(as in training)" if fire else "no FIRE assist (the policy's own actions)")
   else:
     parts.append("gymnasium: whole episodes as the env defines them, raw rewards")
   parts.append("actions: %s, uniformly random with probability %g" % (acting, epsilon))
@@ -250,13 +292,29 @@ def protocol_description(env_name, noop_max, max_episode_frames, epsilon, num_en
                      for q in sorted(set(quotas), reverse=True))
   parts.append("%d episodes over %d parallel envs, each env a fixed share (%s)"
                % (episodes, num_envs, shares))
+  parts.append("env seeds %d-%d" % (seed, seed + num_envs - 1))
   return "; ".join(parts)
 
 
+def return_stats(returns):
+  """mean, std (sample, ddof 1), standard error, min, max, episodes of a list of returns."""
+  returns = np.asarray(returns, np.float64)
+  n = len(returns)
+  std = float(returns.std(ddof=1)) if n > 1 else 0.0
+  return {"episodes": n, "mean": float(returns.mean()), "std": std, "std_ddof": 1,
+          "standard_error": std / np.sqrt(n) if n > 1 else 0.0,
+          "min": float(returns.min()), "max": float(returns.max())}
+
+
 def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
-             max_episode_frames=None, num_envs=DEFAULT_NUM_ENVS, seed=0, output_dir=None,
-             overwrite=False, record=None, num_workers=None, verbose=True):
-  """Evaluates a SavedModel policy; writes and returns the eval.json dict."""
+             max_episode_frames=None, num_envs=DEFAULT_NUM_ENVS, seed=EVAL_SEED, output_dir=None,
+             overwrite=False, record=None, num_workers=None, verbose=True, fire_reset=None,
+             output_name=EVAL_FILE):
+  """Evaluates a SavedModel policy; writes and returns the eval.json dict.
+
+  fire_reset: None applies the FIRE assist the policy trained with; False evaluates its own
+  actions only. output_name: the file written in `output_dir` (eval.json).
+  """
   if int(episodes) < 1:
     raise errors.UserError("--episodes must be at least 1, got %d." % int(episodes))
   if epsilon is not None and not 0.0 <= float(epsilon) <= 1.0:
@@ -265,7 +323,13 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
     raise errors.UserError("--num_envs must be at least 1, got %d." % int(num_envs))
   policy_dir = loading.resolve_policy_dir(policy_dir)
   output_dir = os.path.abspath(os.path.expanduser(output_dir or policy_dir.rstrip("/") + "-eval"))
-  eval_path = os.path.join(output_dir, EVAL_FILE)
+  if os.path.basename(output_name) != output_name or not output_name.endswith(".json"):
+    raise errors.UserError("--output_name must be a file name ending in .json, got %r."
+                           % output_name)
+  seed = EVAL_SEED if seed is None else int(seed)
+  if seed < 0 or seed + int(num_envs) >= 2**31:
+    raise errors.UserError("--seed must be in [0, 2**31 - num_envs), got %d." % seed)
+  eval_path = os.path.join(output_dir, output_name)
   record_path = None
   if record:
     record_path = record if os.path.isabs(record) else os.path.join(output_dir, record)
@@ -288,7 +352,8 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
   atari = _is_atari(env_name)
 
   env = make_eval_env(env_name, num_envs, seed, noop_max, max_episode_frames, preprocessing,
-                      num_workers)
+                      num_workers, fire_reset=fire_reset)
+  applied = assists(env, env_name, noop_max, max_episode_frames, epsilon, preprocessing)
   recorder = None
   try:
     obs_shape = tuple(env.observation_spec().shape)
@@ -318,16 +383,12 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
       recorder.close()
     env.close()
 
-  returns = np.array([r for r, _ in results], np.float64)
+  returns = [float(r) for r, _ in results]
   lengths = [int(n) for _, n in results]
   summary = {
       "env_name": env_name,
-      "episodes": len(results),
-      "returns": [float(r) for r in returns],
-      "mean": float(returns.mean()),
-      "std": float(returns.std()),
-      "min": float(returns.min()),
-      "max": float(returns.max()),
+      **return_stats(returns),
+      "returns": returns,
       "lengths": lengths,
       "length_unit": "agent steps" + (" (x%d frames)" % factory.ATARI_FRAMESKIP if atari else ""),
       "policy_dir": policy_dir,
@@ -340,8 +401,12 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
       "max_episode_frames": int(max_episode_frames) if atari else None,
       "num_envs": num_envs,
       "seed": int(seed),
+      "env_seeds": [int(seed), int(seed) + num_envs - 1],
+      "seed_rule": "evaluation env i: seed + i; training seeds lie below %d" % EVAL_SEED,
+      "assists": applied,
       "protocol": protocol_description(env_name, int(noop_max), int(max_episode_frames),
-                                       epsilon, num_envs, int(episodes), metadata),
+                                       epsilon, num_envs, int(episodes), metadata,
+                                       fire=applied["fire_at_game_start"], seed=int(seed)),
       "record": record_path,
       "wall_time_s": round(wall, 3),
       "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -357,10 +422,12 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
 
 def format_summary(summary):
   """The one line the command prints for an `evaluate` result."""
-  return ("%s: %d episodes, mean %.2f +- %.2f (std), min %g, max %g (train step %s, "
-          "epsilon %g) -> %s" % (summary["env_name"], summary["episodes"], summary["mean"],
-                                 summary["std"], summary["min"], summary["max"],
-                                 summary["train_step"], summary["epsilon"],
-                                 summary["eval_json"]))
+  label = assist_label(summary)
+  return ("%s: %d episodes, mean %.2f +- %.2f (std; standard error %.2f), min %g, max %g "
+          "(train step %s, epsilon %g%s) -> %s" % (
+              summary["env_name"], summary["episodes"], summary["mean"], summary["std"],
+              summary["standard_error"], summary["min"], summary["max"],
+              summary["train_step"], summary["epsilon"], "; " + label if label else "",
+              summary["eval_json"]))
 
 

@@ -48,9 +48,8 @@ def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED, algori
     raise errors.UserError("Unknown train_eval.algorithm %r; choose one of %s."
                            % (algorithm, ", ".join(ALGORITHMS)))
   result = run()  # writes operative_config.gin once the run's configuration is accepted
-  path = config.write_operative_config(root_dir)
-  learner_config = result.pop("learner_operative_config", None)
-  if learner_config:  # the Ray launcher's learner ran in a process of its own
-    with open(path, "a") as f:
-      f.write("\n# The learner's (a Ray actor):\n" + learner_config)
+  # Every process's bindings: the Ape-X actors' (and on Ray the learner's and replay's).
+  processes = config.read_process_operative_configs(root_dir)
+  processes.update(result.pop("process_operative_configs", None) or {})
+  config.write_operative_config(root_dir, processes)
   return result

@@ -104,11 +104,48 @@ def env_name_or_configured(env_name):
   return env_name
 
 
-def write_operative_config(root_dir):
-  """Writes the operative config (values actually used) to root_dir/operative_config.gin."""
-  path = os.path.join(root_dir, "operative_config.gin")
+OPERATIVE_CONFIG = "operative_config.gin"
+PROCESS_CONFIGS_DIR = "operative_configs"     # root_dir/operative_configs/<process>.gin
+
+
+def write_operative_config(root_dir, processes=None):
+  """Writes the operative config (values actually used) to root_dir/operative_config.gin:
+  this process's, then one section per other process of the run that used other values
+  (`processes`: {name: its operative config text}, e.g. Ape-X actors and a Ray replay;
+  processes with the same text share a section)."""
+  path = os.path.join(root_dir, OPERATIVE_CONFIG)
+  text = gin.operative_config_str()
+  by_text = {}
+  for name, other in sorted((processes or {}).items()):
+    by_text.setdefault(other, []).append(name)
+  for other, names in by_text.items():
+    text += ("\n# ---- The operative configuration of %s (a process of its own): every "
+             "binding it used. ----\n%s" % (", ".join(names), other))
   tmp = path + ".tmp"
   with open(tmp, "w") as f:
-    f.write(gin.operative_config_str())
+    f.write(text)
   os.replace(tmp, path)
   return path
+
+
+def write_process_operative_config(root_dir, name):
+  """Writes this process's operative config to root_dir/operative_configs/<name>.gin (a
+  process of a run whose main process writes operative_config.gin: an Ape-X actor)."""
+  directory = os.path.join(root_dir, PROCESS_CONFIGS_DIR)
+  os.makedirs(directory, exist_ok=True)
+  path = os.path.join(directory, name + ".gin")
+  with open(path + ".tmp", "w") as f:
+    f.write(gin.operative_config_str())
+  os.replace(path + ".tmp", path)
+  return path
+
+
+def read_process_operative_configs(root_dir):
+  """{name: text} of what write_process_operative_config wrote under root_dir."""
+  directory = os.path.join(root_dir, PROCESS_CONFIGS_DIR)
+  found = {}
+  for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+    if name.endswith(".gin"):
+      with open(os.path.join(directory, name)) as f:
+        found[name[:-len(".gin")]] = f.read()
+  return found

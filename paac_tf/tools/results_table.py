@@ -75,12 +75,21 @@ def display_path(path):
   return path if rel.startswith("..") else rel
 
 
+def _mean_std_se(evaluation):
+  mean, std, _ = run_results.eval_stats(evaluation)
+  if mean is None:
+    return "—"
+  if std is None:
+    return "%.1f" % mean
+  return "%.1f ± %.1f (s.e. %.1f)" % (mean, std, run_results.standard_error(evaluation))
+
+
 def score_cell(result):
   if result.evaluated:
-    mean, std, episodes = result.score
+    mean, _, episodes = result.score
     if mean is None:
       return "—"
-    text = "%.1f ± %.1f" % (mean, std) if std is not None else "%.1f" % mean
+    text = _mean_std_se(result.evaluation)
     evaluation = result.evaluation
     details = ["N=%s" % episodes if episodes is not None else "N=?"]
     if result.atari:
@@ -93,7 +102,15 @@ def score_cell(result):
         details.append("no no-op starts")
     if evaluation.get("epsilon"):
       details.append("ε=%g" % float(evaluation["epsilon"]))
-    return "%s (%s)" % (text, ", ".join(details))
+    if not run_results.seeds_apart(evaluation):
+      details.append("env seeds %s, overlapping training's (earlier protocol)"
+                     % ("%d-%d" % tuple(evaluation["env_seeds"]) if evaluation.get("env_seeds")
+                        else "from %s" % evaluation.get("seed", 0)))
+    text = "%s (%s)" % (text, ", ".join(details))
+    if result.policy_only is not None:
+      text += "; policy's own actions only (no FIRE assist): %s" % _mean_std_se(
+          result.policy_only)
+    return text
   point = result.training_return
   if point is None:
     return "—"
@@ -148,8 +165,24 @@ def config_cell(result):
   return result.config or "?"
 
 
+def assists_cell(result):
+  """What the evaluation's environment did for the policy (eval.json's "assists")."""
+  if not result.evaluated:
+    return "—"
+  applied = result.evaluation.get("assists")
+  if applied is None:
+    return "not recorded (earlier protocol)"
+  parts = []
+  if applied.get("fire_at_game_start"):
+    parts.append("FIRE at game start and after a lost life")
+  if applied.get("episodic_life"):
+    parts.append("episodic life")
+  return ", ".join(parts) or "none"
+
+
 TABLE_COLUMNS = (
-    "Results folder", "Config", "Game", "Algorithm", "Our score (mean ± std)", "Frames trained",
+    "Results folder", "Config", "Game", "Algorithm", "Our score (mean ± sample std, s.e.)",
+    "Evaluation assists", "Frames trained",
     "Wall time, hardware", "Random", "Human", "Ours, human-normalized",
     "Ape-X paper (no-op starts, 22.8B frames)", "sb3 A2C @10M steps (40M frames)",
     "RLlib Ape-X @10M steps (40M frames)", "RLlib A2C @10M steps (40M frames)",
@@ -166,7 +199,7 @@ def table_rows(results, link_base=None):
     peers = [_num(scores.get(column)) for column, _ in ref.PEERS_10M]
     rows.append([folder_link(r.folder or r.root, link_base), config_cell(r),
                  r.game or r.env_name or "?", _algorithm_cell(r), score_cell(r),
-                 frames_cell(r), wall_cell(r), _num(scores.get(ref.RANDOM)),
+                 assists_cell(r), frames_cell(r), wall_cell(r), _num(scores.get(ref.RANDOM)),
                  _num(scores.get(ref.HUMAN)), hns, _num(scores.get(ref.APEX_NOOP))] +
                 peers + [_paac_paper_cell(r)])
   return rows
@@ -295,6 +328,9 @@ def source_lines(result):
     if evaluation.get("protocol"):
       text += "; protocol: %s" % evaluation["protocol"]
     parts.append(text)
+    if result.policy_only_path:
+      parts.append("the policy's own actions only (no FIRE assist): `%s`"
+                   % display_path(result.policy_only_path))
     if result.other_evals:
       parts.append("the run's newest evaluation (its score in the medians); earlier, each "
                    "in a row of its own: %s" % ", ".join(

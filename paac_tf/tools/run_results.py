@@ -58,6 +58,8 @@ class RunResult:
   evaluation: Optional[dict] = None        # the chosen eval.json's contents
   eval_path: Optional[str] = None
   other_evals: List[str] = dataclasses.field(default_factory=list)   # the run's earlier ones
+  policy_only: Optional[dict] = None       # the same policy without the FIRE assist
+  policy_only_path: Optional[str] = None
   newer_eval: Optional[str] = None         # set on an earlier evaluation: the run's newest
   run_events: Optional[events.RunEvents] = None
   run_info: dict = dataclasses.field(default_factory=dict)
@@ -140,19 +142,42 @@ def is_atari(env_name):
 
 
 def eval_stats(evaluation):
-  """(mean, std, episodes) from an eval.json, tolerating a missing mean/std/episodes."""
+  """(mean, sample std, episodes) from an eval.json, tolerating a missing mean/std/episodes.
+
+  The std is the sample std (ddof 1), computed from the returns when the file has them
+  (evaluations before the seeds-and-assists protocol recorded the population std)."""
   returns = [float(r) for r in evaluation.get("returns") or []]
   mean = evaluation.get("mean")
   if mean is None and returns:
     mean = sum(returns) / len(returns)
-  std = evaluation.get("std")
-  if std is None and returns:
-    std = statistics.pstdev(returns)
+  std = statistics.stdev(returns) if len(returns) > 1 else evaluation.get("std")
   episodes = evaluation.get("episodes")
   if episodes is None:
     episodes = len(returns) or None
   return (float(mean) if mean is not None else None,
           float(std) if std is not None else None, episodes)
+
+
+def standard_error(evaluation):
+  """The standard error of the evaluation's mean (sample std / sqrt(N)), or None."""
+  _, std, episodes = eval_stats(evaluation)
+  return std / episodes ** 0.5 if std is not None and episodes else None
+
+
+def is_policy_only(evaluation):
+  """Whether an eval.json evaluates a FIRE-reset policy with its own actions only (shown
+  beside the policy's evaluation with the assist, not as an evaluation of its own)."""
+  applied = evaluation.get("assists") or {}
+  return bool(applied.get("trained_with_fire_reset")) and not applied.get("fire_at_game_start")
+
+
+def seeds_apart(evaluation):
+  """Whether the evaluation's env seeds are recorded and apart from training's (>= 10**9)."""
+  seeds = evaluation.get("env_seeds")
+  return bool(seeds) and int(seeds[0]) >= EVAL_SEED_FLOOR
+
+
+EVAL_SEED_FLOOR = 10**9     # policies.evaluation.EVAL_SEED: training seeds lie below
 
 
 # --- finding and reading ------------------------------------------------------------------
@@ -309,17 +334,26 @@ def build_results(group):
   """One RunResult per evaluation of the group (oldest first), or one without any: each
   earlier evaluation of a run (e.g. at the issue's budget, before the run was resumed) is
   a row of its own; the newest is the run's score for the medians."""
+  variants = [e for e in group.evals if is_policy_only(e[1])]
+  group.evals = [e for e in group.evals if not is_policy_only(e[1])]
   if len(group.evals) <= 1:
-    return [build_result(group)]
-  ordered = sorted(group.evals, key=_eval_order)
-  newest = build_result(group, ordered[-1])
-  newest.other_evals = [p for p, _ in ordered[:-1]]
-  earlier = []
-  for chosen in ordered[:-1]:
-    result = build_result(group, chosen, run_events=newest.run_events)
-    result.newer_eval = newest.eval_path
-    earlier.append(result)
-  return earlier + [newest]
+    results = [build_result(group)]
+  else:
+    ordered = sorted(group.evals, key=_eval_order)
+    newest = build_result(group, ordered[-1])
+    newest.other_evals = [p for p, _ in ordered[:-1]]
+    results = []
+    for chosen in ordered[:-1]:
+      result = build_result(group, chosen, run_events=newest.run_events)
+      result.newer_eval = newest.eval_path
+      results.append(result)
+    results.append(newest)
+  for path, data in variants:   # beside the evaluation of the same policy
+    same = [r for r in results if r.evaluation and
+            r.evaluation.get("train_step") == data.get("train_step")]
+    if same:
+      same[-1].policy_only, same[-1].policy_only_path = data, path
+  return results
 
 
 def build_result(group, chosen=None, run_events=None):

@@ -53,6 +53,7 @@ from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import weights as weights_lib
+from paac_tf.runtime import config
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 from paac_tf.runtime import threads
@@ -161,6 +162,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
         weights_refresh_interval=weights_refresh_interval,
         report_interval_s=report_interval_s, log_interval_s=log_interval_s,
         server_timeout_s=server_timeout_s)
+    if root_dir:   # every binding this process used, for the run's operative_config.gin
+      config.write_process_operative_config(root_dir, "actor_%d" % actor_index)
     return loop.run(should_stop, max_steps)
   finally:
     if writer is not None:

@@ -307,6 +307,14 @@ class _RayRun:
         learner.request_stop.remote()
         stop_sent = True
     result = self._learner_result(learner_ref, places[0])
+    configs = result.setdefault("process_operative_configs", {})
+    for name, role in [("replay", replay)] + [("actor_%d" % i, actor)
+                                              for i, actor in enumerate(self.actors)]:
+      try:   # every process's bindings, for the run's operative_config.gin
+        configs[name] = self.ray.get(role.operative_config.remote(), timeout=30)
+      except Exception as e:  # pylint: disable=broad-except  (the run's result matters more)
+        logging.warning("The operative config of %s could not be read: %s", name,
+                        _first_line(e))
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure

@@ -74,6 +74,10 @@ class ReplayRole:
     self._server = replay_lib.start_server(replay_lib.layout_for(env_name), port=port)
     return host_port(where()["ip"], self._server.port)
 
+  def operative_config(self):
+    """Every binding this process used (for the run's operative_config.gin)."""
+    return gin.operative_config_str()
+
   def where(self):
     return where()
 
@@ -86,10 +90,11 @@ class LearnerRole:
     self._stop = _Stop()
 
   def run(self, replay_address, root_dir, env_name, total_steps, seed):
-    """Trains to the end; the result has the learner's operative gin configuration too."""
+    """Trains to the end; the result has the learner's operative gin configuration too
+    (`process_operative_configs`)."""
     result = learner_lib.apex_learner(replay_address, root_dir, env_name, total_steps,
                                       seed=seed, stop=self._stop)
-    result["learner_operative_config"] = gin.operative_config_str()
+    result["process_operative_configs"] = {"learner": gin.operative_config_str()}
     return result
 
   def request_stop(self):
@@ -107,6 +112,10 @@ class ActorRole:
   def __init__(self, config_text):
     _set_up(config_text)
     self._stop = _Stop()
+
+  def operative_config(self):
+    """Every binding this process used (for the run's operative_config.gin)."""
+    return gin.operative_config_str()
 
   def run(self, replay_address, actor_index, num_actors, env_name, root_dir, seed, start):
     seed = actor_lib.actor_seed(seed, actor_index, start=start)

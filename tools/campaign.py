@@ -1,0 +1,369 @@
+r"""The learning-run campaign: the planned runs, started two at a time, resumable across sessions.
+
+  python tools/campaign.py status    # writes results/CAMPAIGN.md: every planned run, its
+                                     # command, status (done / running / stopped / queued)
+  python tools/campaign.py run       # keeps --slots runs going (background it: nohup ... &)
+  python tools/campaign.py save      # copies each unfinished run's newest checkpoint (and its
+                                     # summaries) into results/campaign_state/<name>/
+  python tools/campaign.py restore   # on a new machine: brings them back into the runs folder
+
+The plan is results/campaign_plan.json (the runs in the order they start; each run's stages
+are the total agent steps at which it stops, is evaluated and published with
+tools/publish_run.py; a later stage resumes the same run directory). Each run trains with
+the code of one commit (a detached git worktree /work/campaign-<commit>, made when missing),
+recorded in its run directory's campaign.json with every command and start/stop time, so
+that a run continued in a later session uses the code it started with. While a run trains,
+the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
+An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
+other slots while it runs.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLAN = os.path.join(REPO, "results", "campaign_plan.json")
+REPORT = os.path.join(REPO, "results", "CAMPAIGN.md")
+STATE_DIR = os.path.join(REPO, "results", "campaign_state")
+RUN_STATE = "campaign.json"
+
+
+def now():
+  return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def load_plan(path=PLAN):
+  with open(path) as f:
+    plan = json.load(f)
+  names = [r["name"] for r in plan["runs"]]
+  if len(set(names)) != len(names):
+    raise SystemExit("error: %s names a run twice." % path)
+  return plan
+
+
+def run_dir(plan, run):
+  return os.path.join(plan["runs_dir"], run.get("run_dir", run["name"]))
+
+
+def read_state(directory):
+  path = os.path.join(directory, RUN_STATE)
+  if not os.path.exists(path):
+    return {"history": []}
+  with open(path) as f:
+    return json.load(f)
+
+
+def write_state(directory, state):
+  os.makedirs(directory, exist_ok=True)
+  path = os.path.join(directory, RUN_STATE)
+  with open(path + ".tmp", "w") as f:
+    json.dump(state, f, indent=2)
+  os.replace(path + ".tmp", path)
+
+
+def checkpoint_step(directory):
+  """The agent step of the run's newest checkpoint (train/checkpoint), or 0."""
+  index = os.path.join(directory, "train", "checkpoint")
+  if not os.path.exists(index):
+    return 0
+  with open(index) as f:
+    for line in f:
+      if line.startswith("model_checkpoint_path:"):
+        return int(line.split('"')[1].rsplit("-", 1)[1])
+  return 0
+
+
+def alive(pid, directory):
+  """Whether process `pid` is alive and trains in `directory`."""
+  try:
+    with open("/proc/%d/cmdline" % int(pid), "rb") as f:
+      cmdline = f.read().decode(errors="replace")
+  except (OSError, ValueError):
+    return False
+  return "--root_dir=" + directory in cmdline
+
+
+def published_steps(run):
+  """Agent steps of the run's published results (results/<name>/run_info.json), or 0."""
+  path = os.path.join(REPO, "results", run["name"], "run_info.json")
+  if not os.path.exists(path):
+    return 0
+  with open(path) as f:
+    return int(json.load(f).get("agent_steps") or 0)
+
+
+def status_of(plan, run):
+  """(status, detail): done / running / trained (a stage to publish) / stopped / queued."""
+  directory = run_dir(plan, run)
+  state = read_state(directory)
+  step = checkpoint_step(directory)
+  final = run["stages"][-1]
+  if state.get("pid") and alive(state["pid"], directory):
+    return "running", "agent step %d of %d (newest checkpoint)" % (step, final)
+  published = published_steps(run)
+  if published >= final:
+    return "done", "%d agent steps, published" % published
+  reached = max([s for s in run["stages"] if s <= step], default=0)
+  if reached > published:
+    return "trained", "agent step %d: stage trained, to evaluate and publish" % step
+  if step > 0:
+    return "stopped", "stopped at agent step %d (newest checkpoint); next stage %d" % (
+        step, next_stage(run, step))
+  saved = os.path.exists(os.path.join(STATE_DIR, run["name"], "train", "checkpoint"))
+  return "queued", "saved state to restore" if saved else "not started"
+
+
+def next_stage(run, step):
+  """The first stage above `step`, or None once the last stage is reached."""
+  return next((s for s in run["stages"] if s > step), None)
+
+
+def commit_of(code_dir):
+  return subprocess.run(["git", "rev-parse", "HEAD"], cwd=code_dir, capture_output=True,
+                        text=True, check=True).stdout.strip()
+
+
+def code_dir_for(commit):
+  """A detached worktree of `commit` (made when missing); runs train with its code."""
+  path = "/work/campaign-%s" % commit[:7]
+  if not os.path.isdir(path):
+    subprocess.run(["git", "worktree", "add", "--detach", path, commit], cwd=REPO, check=True)
+  return path
+
+
+def train_command(plan, run, total_steps):
+  return ["python", "-m", "paac_tf.train", "--root_dir=" + run_dir(plan, run)] + list(
+      run["args"]) + ["--gin_bindings=train_eval.total_steps=%d" % total_steps]
+
+
+def start(plan, run, commit):
+  """Starts (or resumes) `run` to its next stage with the code of its commit."""
+  directory = run_dir(plan, run)
+  state = read_state(directory)
+  commit = state.get("commit") or commit
+  code = code_dir_for(commit)
+  stage = next_stage(run, checkpoint_step(directory))
+  command = train_command(plan, run, stage)
+  os.makedirs(directory, exist_ok=True)
+  log = open(os.path.join(directory, "train.log"), "a")
+  env = dict(os.environ, PYTHONPATH=code)
+  proc = subprocess.Popen([sys.executable] + command[1:], cwd=code, env=env, stdout=log,
+                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                          start_new_session=True)
+  state.update(commit=commit, pid=proc.pid)
+  state["history"].append({"command": " ".join(command), "stage": stage, "started": now(),
+                           "start_step": checkpoint_step(directory), "code_dir": code})
+  write_state(directory, state)
+  print("%s started %s to %d (pid %d, commit %s)" % (now(), run["name"], stage, proc.pid,
+                                                    commit[:7]), flush=True)
+  return proc
+
+
+def overlapped(plan, run):
+  """Names of the other campaign runs whose training time overlapped this run's."""
+  spans = lambda r: [(h["started"], h.get("ended") or now())
+                     for h in read_state(run_dir(plan, r)).get("history", [])]
+  mine = spans(run)
+  return sorted(o["name"] for o in plan["runs"] if o is not run and any(
+      a < d and c < b for a, b in mine for c, d in spans(o)))
+
+
+def load_note(plan, run):
+  path = os.path.join(run_dir(plan, run), "load.csv")
+  loads = []
+  if os.path.exists(path):
+    with open(path) as f:
+      loads = [float(line.split(",")[1]) for line in f if "," in line]
+  text = "2 cores"
+  others = overlapped(plan, run)
+  text += (", under load: shared with " + ", ".join(others)) if others else (
+      ", no other campaign run")
+  if loads:
+    text += "; 1-min load average mean %.1f, max %.1f (%d samples)" % (
+        sum(loads) / len(loads), max(loads), len(loads))
+  return text
+
+
+def publish(plan, run):
+  """Evaluates the run's newest export and writes results/<name>/ (tools/publish_run.py)."""
+  directory = run_dir(plan, run)
+  state = read_state(directory)
+  commands = " ; then resumed with: ".join(h["command"] for h in state["history"]) or " ".join(
+      train_command(plan, run, run["stages"][-1]))
+  step = checkpoint_step(directory)
+  args = [sys.executable, os.path.join(REPO, "tools", "publish_run.py"),
+          "--run_dir=" + directory, "--name=" + run["name"], "--command=" + commands,
+          "--config=" + run["config"], "--machine_note=" + load_note(plan, run),
+          "--notes=" + "Issue %s. Made by tools/campaign.py (plan results/campaign_plan.json)."
+          % run["item"]]
+  if state.get("commit"):
+    args.append("--commit=" + state["commit"])
+  if run.get("commit_policy"):
+    args.append("--commit_policy")
+  if step < run["stages"][-1]:   # an intermediate stage: its evaluation is kept beside the final
+    args.append("--eval_name=eval_at_%d.json" % step)
+  print("%s publishing %s at %d" % (now(), run["name"], step), flush=True)
+  done = subprocess.run(args, cwd=REPO)
+  state.setdefault("published", []).append({"step": step, "at": now(),
+                                            "returncode": done.returncode})
+  write_state(directory, state)
+  return done.returncode == 0
+
+
+def drive(plan, slots, allow_alone, tick_s, commit):
+  """Keeps `slots` runs going, publishing each stage as it ends, until the plan is done."""
+  procs = {}
+  failed = set()
+  while True:
+    for run in plan["runs"]:
+      directory = run_dir(plan, run)
+      state = read_state(directory)
+      if not state.get("pid"):
+        continue
+      if alive(state["pid"], directory):
+        with open(os.path.join(directory, "load.csv"), "a") as f, open("/proc/loadavg") as g:
+          f.write("%s,%s\n" % (now(), g.read().split()[0]))
+        continue
+      proc = procs.pop(run["name"], None)   # ended (a run of an earlier driver: code unknown)
+      code = proc.poll() if proc is not None else None
+      state["history"][-1].update(ended=now(), returncode=code,
+                                  end_step=checkpoint_step(directory))
+      state.pop("pid", None)
+      write_state(directory, state)
+      if code not in (0, None):
+        failed.add(run["name"])
+        print("%s %s exited with %d: left for a person (train.log)" % (
+            now(), run["name"], code), flush=True)
+    statuses = {r["name"]: status_of(plan, r)[0] for r in plan["runs"]}
+    for run in plan["runs"]:
+      if statuses[run["name"]] == "trained" and run["name"] not in procs:
+        if not publish(plan, run):
+          failed.add(run["name"])
+        statuses[run["name"]] = status_of(plan, run)[0]
+    running = [r for r in plan["runs"] if statuses[r["name"]] == "running"]
+    alone_running = any(r.get("alone") for r in running)
+    for run in plan["runs"]:
+      if len(running) >= slots or alone_running:
+        break
+      if run["name"] in failed or statuses[run["name"]] not in ("queued", "stopped"):
+        continue
+      if run.get("alone"):
+        if not allow_alone or running:
+          continue
+        alone_running = True
+      procs[run["name"]] = start(plan, run, commit)
+      running.append(run)
+    write_report(plan)
+    if all(statuses[r["name"]] == "done" or r["name"] in failed for r in plan["runs"]
+           if not r.get("alone") or allow_alone) and not procs:
+      print("%s nothing left to run." % now(), flush=True)
+      return
+    time.sleep(tick_s)
+
+
+def save(plan):
+  """Copies each unfinished run's newest checkpoint, summaries and state into STATE_DIR."""
+  for run in plan["runs"]:
+    status, _ = status_of(plan, run)
+    directory = run_dir(plan, run)
+    step = checkpoint_step(directory)
+    target = os.path.join(STATE_DIR, run["name"])
+    if status == "done" or step == 0:
+      if status == "done" and os.path.isdir(target):
+        shutil.rmtree(target)
+      continue
+    tmp = target + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "train"))
+    train = os.path.join(directory, "train")
+    names = glob.glob(os.path.join(train, "ckpt-%d.*" % step)) + glob.glob(
+        os.path.join(train, "events.out.tfevents*")) + [os.path.join(train, "run_config.json")]
+    for path in names:
+      shutil.copy2(path, os.path.join(tmp, "train"))
+    with open(os.path.join(tmp, "train", "checkpoint"), "w") as f:
+      f.write('model_checkpoint_path: "ckpt-%d"\nall_model_checkpoint_paths: "ckpt-%d"\n'
+              % (step, step))
+    for name in ("operative_config.gin", RUN_STATE, "load.csv"):
+      if os.path.exists(os.path.join(directory, name)):
+        shutil.copy2(os.path.join(directory, name), tmp)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    print("saved %s at agent step %d -> %s" % (run["name"], step, target))
+
+
+def restore(plan):
+  """Brings saved state back into the runs folder where the run directory is missing."""
+  for run in plan["runs"]:
+    source = os.path.join(STATE_DIR, run["name"])
+    directory = run_dir(plan, run)
+    if not os.path.isdir(source):
+      continue
+    if checkpoint_step(directory) >= checkpoint_step(source):
+      print("%s: %s is as new as the saved state; kept" % (run["name"], directory))
+      continue
+    shutil.copytree(source, directory, dirs_exist_ok=True)
+    state = read_state(directory)
+    state.pop("pid", None)
+    write_state(directory, state)
+    print("restored %s at agent step %d -> %s" % (run["name"], checkpoint_step(directory),
+                                                 directory))
+
+
+def write_report(plan, path=REPORT):
+  lines = ["Generated by `python tools/campaign.py status` from results/campaign_plan.json and "
+           "the run directories; do not edit by hand.", "", "# The learning-run campaign", "",
+           "Runs directory: `%s` (outside the repository: it is lost with its machine). At the "
+           "end of a session `python tools/campaign.py save` copies each unfinished run's newest "
+           "checkpoint and summaries into `results/campaign_state/<name>/` (committed); on a new "
+           "machine `python tools/campaign.py restore` puts them back and `nohup python "
+           "tools/campaign.py run &` continues: each run resumes from its checkpoint with the "
+           "code of the commit it started with. A run whose checkpoint is lost starts again "
+           "from zero (its commands and seed are below)." % plan["runs_dir"], "",
+           "| run | issue item | status | where | commit | commands (each start or resume) |",
+           "|---|---|---|---|---|---|"]
+  counts = {}
+  for run in plan["runs"]:
+    status, detail = status_of(plan, run)
+    counts[status] = counts.get(status, 0) + 1
+    state = read_state(run_dir(plan, run))
+    commands = [h["command"] for h in state.get("history", [])] or [
+        " ".join(train_command(plan, run, run["stages"][-1])) + "  (not yet run)"]
+    stages = ", ".join("%d" % s for s in run["stages"])
+    lines.append("| `%s`%s | %s | **%s** | %s; stages (agent steps) %s | %s | %s |" % (
+        run["name"], " (alone)" if run.get("alone") else "", run["item"], status, detail,
+        stages, (state.get("commit") or "")[:7],
+        "<br>".join("`%s`" % c for c in commands)))
+  lines += ["", "Totals: " + ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())), ""]
+  with open(path + ".tmp", "w") as f:
+    f.write("\n".join(lines))
+  os.replace(path + ".tmp", path)
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("action", choices=("status", "run", "save", "restore"))
+  parser.add_argument("--plan", default=PLAN)
+  parser.add_argument("--slots", type=int, default=2)
+  parser.add_argument("--allow_alone", action="store_true")
+  parser.add_argument("--tick_s", type=float, default=30.0)
+  parser.add_argument("--commit", default=None,
+                      help="Code for runs not yet started (default: this checkout's HEAD).")
+  args = parser.parse_args()
+  plan = load_plan(args.plan)
+  if args.action == "run":
+    drive(plan, args.slots, args.allow_alone, args.tick_s, args.commit or commit_of(REPO))
+  elif args.action == "save":
+    save(plan)
+  elif args.action == "restore":
+    restore(plan)
+  write_report(plan)
+
+
+if __name__ == "__main__":
+  main()
