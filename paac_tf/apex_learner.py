@@ -40,6 +40,7 @@ def main(argv):
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
+  from paac_tf.runtime import run_lock  # pylint: disable=import-outside-toplevel
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   total_steps = validation.flag_or_configured("total_steps", "train_eval.total_steps",
@@ -48,6 +49,8 @@ def main(argv):
     raise errors.UserError("Give --total_steps or bind train_eval.total_steps.")
   seed = validation.flag_or_configured("seed", "train_eval.seed", FLAGS.seed, default=0)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
+  # Before anything is written; held until the process ends (run_then_exit), which drops it.
+  run_lock.acquire(root_dir, what="paac_tf.apex_learner")
 
   def train():
     result = learner.apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps),

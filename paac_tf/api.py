@@ -14,6 +14,8 @@ from typing import Any, Dict, Optional, Sequence, Union
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.runtime import root_dirs
+from paac_tf.runtime import run_lock
 from paac_tf.runtime import startup
 
 _RESULT_FIELDS = ("env_steps", "updates", "episodes", "average_return", "reason")
@@ -86,21 +88,30 @@ def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
   gin_files = [gin_files] if isinstance(gin_files, str) else list(gin_files)
   if not gin_files:
     raise errors.UserError("Give a config, e.g. paac_tf.train(['cartpole.gin']).")
-  startup.quiet_tensorflow()
-  # pylint: disable=import-outside-toplevel
-  import gin
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
-  from paac_tf.runners import train_eval as train_eval_lib
-  from paac_tf.runners import validation
-  from paac_tf.runtime import config
-  from paac_tf.runtime import root_dirs
-  # pylint: enable=import-outside-toplevel
-  gin.clear_config()
-  config.parse(gin_files, bindings)
-  validation.check_bindings()   # bad values stop here, before the run directory is made
-  root_dir = root_dirs.prepare_root_dir(root_dir or default_root_dir(gin_files))
-  logging.info("Run directory: %s", root_dir)
-  metrics = dict(train_eval_lib.train_eval(root_dir=root_dir) or {})
+  root_dir = root_dirs.absolute(root_dir or default_root_dir(gin_files))
+  # A run directory in use is refused at once, before TensorFlow loads; one without
+  # run.lock yet is locked once it is prepared, below (nothing is written before that).
+  lock = run_lock.acquire(root_dir, create=False, what="paac_tf.train") \
+      if os.path.isdir(root_dir) else None
+  try:
+    startup.quiet_tensorflow()
+    # pylint: disable=import-outside-toplevel
+    import gin
+    from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+    from paac_tf.runners import train_eval as train_eval_lib
+    from paac_tf.runners import validation
+    from paac_tf.runtime import config
+    # pylint: enable=import-outside-toplevel
+    gin.clear_config()
+    config.parse(gin_files, bindings)
+    validation.check_bindings()   # bad values stop here, before the run directory is made
+    root_dir = root_dirs.prepare_root_dir(root_dir)
+    lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
+    logging.info("Run directory: %s", root_dir)
+    metrics = dict(train_eval_lib.train_eval(root_dir=root_dir) or {})
+  finally:
+    if lock:
+      lock.release()
   logging.info("Result: %s", metrics)
   values = dict(metrics, updates=metrics.get("updates", metrics.get("learner_steps", 0)))
   return TrainResult(

@@ -10,15 +10,16 @@ version directory. The network is rebuilt from the spec the run recorded in
 train/run_config.json. The export: `paac_tf/policies/checkpoint_export.py`; signatures and
 metadata: `paac_tf/policies/saved_model.py`.
 """
+import contextlib
+import os
 import sys
 
 from absl import flags
 
 from paac_tf import errors
+from paac_tf.runtime import root_dirs
+from paac_tf.runtime import run_lock
 from paac_tf.runtime import startup
-
-startup.quiet_tensorflow()   # before the import below loads TensorFlow
-from paac_tf.policies import checkpoint_export  # noqa: E402
 
 
 def _define_flags():
@@ -39,10 +40,18 @@ def main(argv):
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) > 1:
     raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
-  path = checkpoint_export.export_checkpoint(
-      FLAGS.root_dir, checkpoint=FLAGS.checkpoint, export_dir=FLAGS.export_dir,
-      greedy=FLAGS.greedy, epsilon=FLAGS.epsilon, version=FLAGS.version,
-      name=FLAGS.model_name)
+  root_dir = root_dirs.absolute(FLAGS.root_dir)
+  # An export into the run (the default) is refused at once if the run is in use, before
+  # TensorFlow loads; export_checkpoint locks (again, as a no-op) in any case.
+  early = not FLAGS.export_dir and os.path.isdir(root_dir)
+  lock = run_lock.acquire(root_dir, create=False, what="paac_tf.export") if early else None
+  with lock or contextlib.nullcontext():
+    startup.quiet_tensorflow()   # before the import below loads TensorFlow
+    from paac_tf.policies import checkpoint_export  # pylint: disable=import-outside-toplevel
+    path = checkpoint_export.export_checkpoint(
+        root_dir, checkpoint=FLAGS.checkpoint, export_dir=FLAGS.export_dir,
+        greedy=FLAGS.greedy, epsilon=FLAGS.epsilon, version=FLAGS.version,
+        name=FLAGS.model_name)
   print(path)
   sys.stdout.flush()
 

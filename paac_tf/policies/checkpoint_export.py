@@ -5,6 +5,7 @@ directory, rebuilds the run's network from its recorded spec (`run_settings.netw
 restores the weights and saves the policy (`saved_model`). `training_exporter` is the
 gin-configurable exporter the PAAC training loop calls (`training_exporter.greedy`).
 """
+import contextlib
 import os
 import re
 
@@ -16,6 +17,7 @@ from paac_tf import errors
 from paac_tf.networks import specs
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
+from paac_tf.runtime import run_lock
 
 # Checkpoint keys of the model in each algorithm's training checkpoints.
 CHECKPOINT_MODEL_KEY = {"paac": "model", "apex": "q_network"}
@@ -54,6 +56,16 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
   root_dir = os.path.abspath(os.path.expanduser(root_dir))
   if not tf.io.gfile.isdir(root_dir):
     raise errors.UserError("--root_dir %s does not exist." % root_dir)
+  export_base = (os.path.abspath(os.path.expanduser(export_dir)) if export_dir else
+                 os.path.join(root_dir, "policies"))
+  # An export into the run directory waits for no one: it is refused while training (or
+  # another export) runs there. One elsewhere only reads the run, as evaluation does.
+  into_run = os.path.commonpath([export_base, root_dir]) == root_dir
+  with run_lock.acquire(root_dir, what="an export") if into_run else contextlib.nullcontext():
+    return _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name)
+
+
+def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
   run_config = run_settings.read_run_config(root_dir)
   algorithm, env_name = run_config["algorithm"], run_config["env_name"]
   if greedy is None:
@@ -64,9 +76,7 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
   if algorithm == "apex" and not greedy and epsilon is None:
     raise errors.UserError("A non-greedy Ape-X export needs --epsilon (e.g. 0.01).")
   checkpoint_path, step = find_checkpoint(os.path.join(root_dir, "train"), checkpoint)
-  base_dir = os.path.join(os.path.abspath(os.path.expanduser(export_dir)) if export_dir else
-                          os.path.join(root_dir, "policies"),
-                          name or saved_model.model_name(env_name))
+  base_dir = os.path.join(export_base, name or saved_model.model_name(env_name))
   version = step if version is None else int(version)
   saved_model.refuse_existing(saved_model.version_dir(base_dir, version))
 

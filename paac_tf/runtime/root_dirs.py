@@ -4,6 +4,11 @@ import os
 from paac_tf import errors
 
 
+def absolute(root_dir):
+  """The absolute path of --root_dir (`~` expanded)."""
+  return os.path.abspath(os.path.expanduser(root_dir))
+
+
 def prepare_root_dir(root_dir):
   """Creates root_dir, or checks that an existing one is writable (touching nothing in it);
   returns its absolute path. A UserError says why it cannot be used.
@@ -11,7 +16,7 @@ def prepare_root_dir(root_dir):
   Processes started together (actors of one run) may create the same directory at once:
   one that another process created meanwhile is accepted.
   """
-  root_dir = os.path.abspath(os.path.expanduser(root_dir))
+  root_dir = absolute(root_dir)
   if not os.path.isdir(root_dir):
     try:
       os.makedirs(root_dir, exist_ok=True)
