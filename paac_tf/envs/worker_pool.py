@@ -23,9 +23,11 @@ two halves, so the caller can overlap work with the environments).
 Processes: workers are started with the 'forkserver' method (or 'spawn'), never 'fork':
 the parent has TensorFlow loaded. The fork server preloads this package's env modules
 (which import TF-Agents, hence TensorFlow, once), so each worker starts in milliseconds
-instead of importing TensorFlow itself. Workers are daemons that ignore SIGINT (the
-parent decides what Ctrl-C means) and exit when their pipe closes, so they never
-outlive the parent. A worker that raises or dies surfaces in the parent as a
+instead of importing TensorFlow itself. The caller's main module is run again in each
+worker as multiprocessing does, except where that cannot work (`python -`, a script that
+trains without `if __name__ == "__main__":`; `main_module.py`). Workers are daemons that
+ignore SIGINT (the parent decides what Ctrl-C means) and exit when their pipe closes, so
+they never outlive the parent. A worker that raises or dies surfaces in the parent as a
 `WorkerError` naming the worker and the original exception, never as a hang: waits
 watch the process sentinels and have a timeout. `close()`, an error, a Ctrl-C inside a
 reset or step, garbage collection and interpreter exit all shut the workers down.
@@ -50,6 +52,7 @@ from tf_agents.trajectories import time_step as ts
 
 from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
+from paac_tf.envs import main_module
 from paac_tf.envs import worker_process
 
 FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
@@ -200,15 +203,17 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
           "or functools.partial, not lambdas or local functions): %s" % exc) from exc
     ctx = _mp_context(start_method)
     per_worker = self._num_envs // self._num_workers
-    for k in range(self._num_workers):
-      lo = k * per_worker
-      parent_conn, child_conn = ctx.Pipe(duplex=True)
-      process = ctx.Process(target=worker_process.worker_main, name="paac-env-worker-%d" % k,
-                            daemon=True, args=(k, child_conn, env_fns[lo:lo + per_worker], lo))
-      process.start()
-      child_conn.close()   # the worker holds the only other end: EOF tells either side
-      self._processes.append(process)
-      self._conns.append(parent_conn)
+    with main_module.hidden_if_unsafe():   # `python -`, a script without a main guard
+      for k in range(self._num_workers):
+        lo = k * per_worker
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=worker_process.worker_main,
+                              name="paac-env-worker-%d" % k, daemon=True,
+                              args=(k, child_conn, env_fns[lo:lo + per_worker], lo))
+        process.start()
+        child_conn.close()   # the worker holds the only other end: EOF tells either side
+        self._processes.append(process)
+        self._conns.append(parent_conn)
     replies = self._gather("building its environments", timeout=self._startup_timeout)
     specs = replies[0]
     for k in range(1, self._num_workers):
