@@ -84,3 +84,23 @@ def test_a_guarded_script_still_gives_its_workers_its_own_environments(tmp_path)
   assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
   assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rewards": [1.0, 1.0],
                                                               "workers": 2}
+
+
+ASK = "from paac_tf.envs import main_module\nprint(repr(main_module.rerun_is_unsafe()))\n"
+IN_A_THREAD = ("import threading\nfrom paac_tf.envs import main_module\n"
+               "t = threading.Thread(target=lambda: print(repr(main_module.rerun_is_unsafe())))\n"
+               "t.start()\nt.join()\n")
+
+
+@pytest.mark.parametrize("caller, code, expected", [
+    ("stdin", ASK, "the main module <stdin> has no file to run again"),
+    ("c", ASK, "None"),
+    ("script", ASK, "line 2 of SCRIPT runs outside"),
+    ("script", IN_A_THREAD, "line 5 of SCRIPT runs outside"),   # the main thread: join()
+    ("script", "if __name__ == '__main__':\n  " + ASK.replace("\n", "\n  "), "None"),
+], ids=["stdin", "c", "script", "script-thread", "guarded-script"])
+def test_which_callers_the_workers_start_without(caller, code, expected, tmp_path):
+  proc = _run(caller, code, tmp_path)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  expected = expected.replace("SCRIPT", str(tmp_path / "snippet.py"))
+  assert expected in proc.stdout, proc.stdout

@@ -22,6 +22,7 @@ import ast
 import contextlib
 import os
 import sys
+import threading
 import types
 
 
@@ -42,16 +43,21 @@ def _rerun_source():
 
 def _running_top_level_line():
   """The line of the main module's top-level code that is running now (the statement that,
-  somewhere down the stack, called us), or None if the main module is not running its
-  top-level code in this thread."""
+  somewhere down the stack of this thread, or of the main thread, which runs that code,
+  called us), or None if the main module is not running its top-level code."""
   main_globals = getattr(sys.modules.get("__main__"), "__dict__", None)
-  frame = sys._getframe(1)  # pylint: disable=protected-access
-  line = None
-  while frame is not None:
-    if frame.f_globals is main_globals and frame.f_code.co_name == "<module>":
-      line = frame.f_lineno
-    frame = frame.f_back
-  return line
+  stacks = [sys._getframe(1)]  # pylint: disable=protected-access
+  if threading.current_thread() is not threading.main_thread():
+    stacks.append(sys._current_frames().get(threading.main_thread().ident))  # pylint: disable=protected-access
+  for frame in stacks:
+    line = None
+    while frame is not None:
+      if frame.f_globals is main_globals and frame.f_code.co_name == "<module>":
+        line = frame.f_lineno
+      frame = frame.f_back
+    if line is not None:
+      return line
+  return None
 
 
 def _is_guarded(source, line):
