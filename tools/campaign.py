@@ -209,16 +209,27 @@ def publish(plan, run):
   if step < run["stages"][-1]:   # an intermediate stage: its evaluation is kept beside the final
     args.append("--eval_name=eval_at_%d.json" % step)
   print("%s publishing %s at %d" % (now(), run["name"], step), flush=True)
-  done = subprocess.run(args, cwd=REPO)
+  log = open(os.path.join(directory, "publish.log"), "a")
+  return subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL), step
+
+
+def published(plan, run, proc, step):
+  """Records a finished publish_run of `run` (its Popen `proc`); True if it succeeded."""
+  directory = run_dir(plan, run)
+  state = read_state(directory)
   state.setdefault("published", []).append({"step": step, "at": now(),
-                                            "returncode": done.returncode})
+                                            "returncode": proc.returncode})
   write_state(directory, state)
-  return done.returncode == 0
+  print("%s published %s at %d: exit %d" % (now(), run["name"], step, proc.returncode),
+        flush=True)
+  return proc.returncode == 0
 
 
 def drive(plan, slots, allow_alone, tick_s, commit):
   """Keeps `slots` runs going, publishing each stage as it ends, until the plan is done."""
   procs = {}
+  publishing = {}   # name: (Popen of publish_run, agent step)
   failed = set()
   while True:
     for run in plan["runs"]:
@@ -240,12 +251,19 @@ def drive(plan, slots, allow_alone, tick_s, commit):
         failed.add(run["name"])
         print("%s %s exited with %d: left for a person (train.log)" % (
             now(), run["name"], code), flush=True)
+    for run in plan["runs"]:   # evaluations in the background: the slot goes on training
+      job = publishing.get(run["name"])
+      if job is not None and job[0].poll() is not None:
+        del publishing[run["name"]]
+        if not published(plan, run, *job):
+          failed.add(run["name"])
     statuses = {r["name"]: status_of(plan, r)[0] for r in plan["runs"]}
     for run in plan["runs"]:
-      if statuses[run["name"]] == "trained" and run["name"] not in procs:
-        if not publish(plan, run):
-          failed.add(run["name"])
-        statuses[run["name"]] = status_of(plan, run)[0]
+      name = run["name"]
+      if statuses[name] == "trained" and name not in publishing and name not in failed:
+        publishing[name] = publish(plan, run)
+      if name in publishing:
+        statuses[name] = "publishing"
     running = [r for r in plan["runs"] if statuses[r["name"]] == "running"]
     alone_running = any(r.get("alone") for r in running)
     for run in plan["runs"]:
@@ -261,7 +279,7 @@ def drive(plan, slots, allow_alone, tick_s, commit):
       running.append(run)
     write_report(plan)
     if all(statuses[r["name"]] == "done" or r["name"] in failed for r in plan["runs"]
-           if not r.get("alone") or allow_alone) and not procs:
+           if not r.get("alone") or allow_alone) and not procs and not publishing:
       print("%s nothing left to run." % now(), flush=True)
       return
     time.sleep(tick_s)
