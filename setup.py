@@ -35,7 +35,10 @@ setup(
     ],
     extras_require={
         "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6"],
-        "plot": ["matplotlib"],
+        # The tools' extra: figures, and the reports' aggregates with their bootstrap
+        # intervals (paac_tf/tools/aggregates.py). pandas < 3: rliable's dependency `arch`
+        # does not work with pandas 3.
+        "plot": ["matplotlib", "rliable==1.2.0", "pandas<3"],
         "notebook": ["ipywidgets"],   # tqdm's notebook progress widget
         # Ape-X on a Ray cluster (train_eval.launcher = 'ray'): the version tested with this
         # stack (cp311 wheel, beside protobuf 4.25, numpy < 2 and dm-reverb 0.14).

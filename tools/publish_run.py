@@ -11,8 +11,10 @@ first file, e.g. eval_at_2500000.json for a run that goes on), --commit_policy c
 evaluated SavedModel into results/<name>/policy/, run_info.json (command, wall time,
 hardware, steps, and --config / --machine_note when given; for Ape-X also learner steps,
 learner steps/s and the replay ratio from the learner's summaries), operative_config.gin;
-then regenerates results/README.md with the compare tool over all of results/
-(results/archive/ only in its last section).
+then regenerates the reports over all of results/: results/games.md (the 12 games),
+results/seeds.md (the seeds of Pong and Breakout), results/qbert_original/comparison.md
+(Qbert against the original's curve) and results/README.md with the compare tool
+(results/archive/ only in its last section; it links the other three).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
@@ -108,6 +110,10 @@ def main():
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)
+  # The reports over all of results/ (issue 27), then results/README.md, which links them.
+  run("-m", "paac_tf.tools.games", "results", "--output=results/games.md")
+  run("-m", "paac_tf.tools.seeds", "results", "--output=results/seeds.md")
+  run("-m", "paac_tf.tools.original_curve")
   run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
 
 

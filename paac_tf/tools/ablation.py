@@ -16,6 +16,11 @@ compared at the same budget; the table's "final" values are at that budget.
 Wall time is training time: pauses between resumed parts (gaps over --max_gap_s between
 two summaries) are left out.
 
+With --seeds_dir=results, a --run of a config of its own (atari.gin, atari_fast.gin) is
+joined by that config's other seeds of the game found there (seed_runs.by_seed): its row
+shows the mean over seeds with their min and max, its curve the mean with a min-max band;
+the other rows (single changes, variants) stay single runs.
+
 `time_to_score` reads the same curves from every results folder of one game (archive/
 left out) for the benchmark's "wall minutes to 18 on Pong" table (benchmark_tables.py).
 """
@@ -29,8 +34,11 @@ from absl import flags
 
 from paac_tf import errors
 from paac_tf import reference_scores as ref
+from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
+from paac_tf.tools import seed_curves
+from paac_tf.tools import seed_runs
 
 RETURN_TAG = events.RETURN_VS_ENV_STEPS   # step: agent steps
 FRAMES_PER_STEP = 4                                          # Atari frameskip
@@ -61,18 +69,24 @@ def training_seconds(wall_times, max_gap_s):
   return out
 
 
-def read_curve(label, folder, max_gap_s=300.0):
+def read_series(folder, tags):
+  """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
   path = os.path.join(folder, "summaries.csv")
   if not os.path.exists(path):
     raise errors.UserError("%s has no summaries.csv: publish the run with "
                            "tools/publish_run.py first." % folder)
-  # The training return as events.training_return_tag picks it.
-  by_tag = {RETURN_TAG: {}, events.LOW_EPSILON_RETURN_VS_ENV_STEPS: {}}
+  by_tag = {tag: {} for tag in tags}
   with open(path, newline="", encoding="utf-8") as f:
     for row in csv.DictReader(f):
       if row["tag"] in by_tag:
         by_tag[row["tag"]][int(float(row["step"]))] = (float(row["wall_time"]),
                                                        float(row["value"]))
+  return by_tag
+
+
+def read_curve(label, folder, max_gap_s=300.0):
+  # The training return as events.training_return_tag picks it.
+  by_tag = read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
   points = by_tag[events.training_return_tag(by_tag)]
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
@@ -160,16 +174,100 @@ def _millions(frames):
   return "%.1fM" % (frames / 1e6)
 
 
-def markdown(game, rows, thresholds, budget_frames):
+def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
+  """[(label, [Curve], [seed], [SeedRun or None])] for the --runs: a run of a config of its
+  own (atari.gin, atari_fast.gin; run_labels.is_headline_config) comes with every other
+  seed of its game and config found under `seeds_dir` (seed_runs.by_seed: one run a seed);
+  any other run stays alone (seed_runs' seed, or None without `seeds_dir`)."""
+  found = seed_runs.find(seeds_dir) if seeds_dir else []
+  by_folder = {os.path.realpath(r.folder): r for r in found}
+  budget_steps = int(budget_frames // FRAMES_PER_STEP)
+  out = []
+  for label, folder in runs:
+    mine = by_folder.get(os.path.realpath(folder))
+    group = []
+    if mine is not None and run_labels.is_headline_config(mine.config):
+      chosen = seed_runs.by_seed(found, game, mine.config, budget_steps,
+                                 mine.algorithm or "paac").runs
+      if chosen.get(mine.seed) is not mine:       # this folder stands for its seed
+        chosen[mine.seed] = mine
+      group = [chosen[s] for s in sorted(chosen)]
+    if len(group) <= 1:
+      out.append((label, [read_curve(label, folder, max_gap_s)],
+                  [mine.seed] if mine else [None], [mine]))
+      continue
+    curves = [read_curve(label, r.folder, max_gap_s) for r in group]
+    out.append((label, curves, [r.seed for r in group], group))
+  return out
+
+
+def group_row(label, rows, seeds, runs, budget_frames):
+  """The row of several seeds of one config: the mean over seeds and their min and max, per
+  column; the evaluation: of each seed's policy at the budget, where evaluated."""
+  budget_steps = int(budget_frames // FRAMES_PER_STEP)
+  evaluated = [r.evaluation_at(budget_steps) for r in runs]
+  scores = [e.score[0] for e in evaluated if e is not None]
+  reached = {}
+  for t in rows[0]["reached"]:
+    hits = [r["reached"][t] for r in rows if r["reached"][t]]
+    reached[t] = {"seeds": len(hits), "of": len(rows),
+                  "frames": seed_curves.spread([h["frames"] for h in hits]),
+                  "wall_minutes": seed_curves.spread([h["wall_minutes"] for h in hits])}
+  spread = lambda key: seed_curves.spread([r[key] for r in rows])
+  return {"label": label, "seeds": seeds, "folders": [r["folder"] for r in rows],
+          "command": " ; ".join(r["command"] for r in rows), "frames": rows[0]["frames"],
+          "budget_frames": budget_frames,
+          "wall_minutes": spread("wall_minutes").mean, "reached": reached,
+          "final_training_average": spread("final_training_average"),
+          "best_training_average": spread("best_training_average"),
+          "evaluation_at_budget": seed_curves.spread(scores), "runs": rows}
+
+
+def _spread_cell(value):
+  return "%.1f (%.1f to %.1f)" % (value.mean, value.low, value.high) if value else "-"
+
+
+def _group_cells(r, thresholds):
+  cells = ["%s, seeds %s (mean, min to max)" % (r["label"], ", ".join(map(str, r["seeds"]))),
+           _millions(r["frames"]), "%.0f" % r["wall_minutes"]]
+  for t in thresholds:
+    hit = r["reached"][str(t)]
+    cells.append("%d of %d: %s / %.0f" % (hit["seeds"], hit["of"], _millions(
+        hit["frames"].mean), hit["wall_minutes"].mean) if hit["seeds"] else "-")
+  cells += [_spread_cell(r["final_training_average"]), _spread_cell(r["best_training_average"])]
+  evaluation = r["evaluation_at_budget"]
+  cells.append("%s, %d of %d seeds evaluated at %s frames" % (
+      _spread_cell(evaluation), evaluation.n, len(r["seeds"]), _millions(r["budget_frames"]))
+               if evaluation else "- (no seed evaluated at %s frames)" % _millions(
+                   r["budget_frames"]))
+  return cells
+
+
+def markdown(game, rows, thresholds, budget_frames, command="python -m paac_tf.tools.ablation",
+             seeds_dir=None):
   head = ["run", "frames", "wall min"] + ["to %g: frames / min" % t for t in thresholds] + [
       "final training avg", "best training avg", "evaluation (30 no-op)"]
+  grouped = any(len(r.get("seeds") or ()) > 1 for r in rows)
   lines = ["# %s: PAAC runs compared at %s frames" % (game, _millions(budget_frames)), "",
-           "Generated by `python -m paac_tf.tools.ablation` from the results folders named "
-           "below; training average = last 100 episodes; '-' = not reached within the "
-           "budget. The evaluation column is the folder's eval.json, which may be of a "
-           "policy exported later than the budget (see the folder).", "",
-           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+           "Generated by `%s` from the results folders named below; training average = last "
+           "100 episodes; '-' = not reached within the budget. The evaluation column is the "
+           "folder's eval.json, which may be of a policy exported later than the budget (see "
+           "the folder)." % command.replace("`", "'"), ""]
+  if grouped:
+    lines += ["Rows of several seeds (a config of its own, with its other seeds' results "
+              "folders): each column the mean over seeds and, in brackets, their min and max; "
+              "the thresholds: how many seeds reached it, their mean frames and minutes; the "
+              "evaluation: of each seed's policy at the budget, where evaluated. Every other "
+              "row is a single run (seed 0).", ""]
+  elif seeds_dir:
+    lines += ["The rows of a config of its own (atari.gin, atari_fast.gin) show the mean and "
+              "the spread over its seeds found under %s once there are several: so far one "
+              "seed each. Every other row is a single run (seed 0)." % seeds_dir, ""]
+  lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
   for r in rows:
+    if len(r.get("seeds") or ()) > 1:
+      lines.append("| " + " | ".join(_group_cells(r, thresholds)) + " |")
+      continue
     cells = [r["label"], _millions(r["frames"]), "%.0f" % r["wall_minutes"]]
     for t in thresholds:
       hit = r["reached"][str(t)]
@@ -180,18 +278,23 @@ def markdown(game, rows, thresholds, budget_frames):
                  if r["eval_score"] is not None else "-")
     lines.append("| " + " | ".join(cells) + " |")
   lines += ["", "Runs:", ""]
-  lines += ["- %s: `%s` (%s)" % (r["label"], r["command"], r["folder"]) for r in rows]
+  for r in rows:
+    for one in r.get("runs") or [r]:
+      lines.append("- %s: `%s` (%s)" % (r["label"], one["command"], one["folder"]))
   return "\n".join(lines) + "\n"
 
 
-def plot(game, curves, thresholds, path):
+def plot(game, groups, thresholds, path):
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, (ax_f, ax_w) = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
-  for c in curves:
-    ax_f.plot([f / 1e6 for f in c.frames], c.returns, label=c.label, linewidth=1.4)
-    ax_w.plot([w / 60.0 for w in c.wall_s], c.returns, label=c.label, linewidth=1.4)
+  colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+  for i, (label, curves, seeds, _) in enumerate(groups):
+    if len(curves) > 1:
+      label = "%s (mean of seeds %s, min-max band)" % (label, ", ".join(map(str, seeds)))
+    seed_curves.draw(ax_f, curves, label, colors[i % len(colors)])
+    seed_curves.draw(ax_w, curves, label, colors[i % len(colors)], x="wall")
   for ax in (ax_f, ax_w):
     for t in thresholds:
       ax.axhline(t, color="0.8", linewidth=0.8, zorder=0)
@@ -207,19 +310,40 @@ def plot(game, curves, thresholds, path):
   plt.close(fig)
 
 
-def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=300.0, name=None):
+def _jsonable(value):
+  if isinstance(value, seed_curves.Spread):
+    return dataclasses.asdict(value)
+  if isinstance(value, dict):
+    return {k: _jsonable(v) for k, v in value.items()}
+  if isinstance(value, list):
+    return [_jsonable(v) for v in value]
+  return value
+
+
+def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=300.0, name=None,
+        seeds_dir=None, command="python -m paac_tf.tools.ablation"):
+  """Writes the report; `seeds_dir`: a results directory whose other seeds of the runs'
+  configs join them (seed_groups); returns its rows."""
   curves = [read_curve(label, folder, max_gap_s) for label, folder in runs]
   budget = budget_frames or min(c.frames[-1] for c in curves)
-  curves = [cut(c, budget) for c in curves]
-  rows = summarize(curves, thresholds)
+  groups = [(label, [cut(c, budget) for c in group], seeds, found)
+            for label, group, seeds, found in seed_groups(runs, game, budget, seeds_dir,
+                                                           max_gap_s)]
+  rows = []
+  for label, group, seeds, found in groups:
+    summaries = summarize(group, thresholds)
+    if len(group) == 1:
+      rows.append(dict(summaries[0], seeds=seeds))
+    else:
+      rows.append(group_row(label, summaries, seeds, found, budget))
   os.makedirs(output_dir, exist_ok=True)
   stem = os.path.join(output_dir, name or game.lower())
   with open(stem + ".json", "w", encoding="utf-8") as f:
     json.dump({"game": game, "budget_frames": budget, "thresholds": list(thresholds),
-               "runs": rows}, f, indent=2)
+               "command": command, "runs": _jsonable(rows)}, f, indent=2)
   with open(stem + ".md", "w", encoding="utf-8") as f:
-    f.write(markdown(game, rows, thresholds, budget))
-  plot(game, curves, thresholds, stem + ".png")
+    f.write(markdown(game, rows, thresholds, budget, command, seeds_dir))
+  plot(game, groups, thresholds, stem + ".png")
   return rows
 
 
@@ -234,6 +358,9 @@ def _define_flags():
   flags.DEFINE_float("budget_frames", None, "Cut every curve here (default: shortest run).")
   flags.DEFINE_float("max_gap_s", 300.0, "Longer gaps between summaries are pauses.")
   flags.DEFINE_string("name", None, "Stem of the output files (default: the game, lowercase).")
+  flags.DEFINE_string("seeds_dir", None, "A results directory: a --run of a config of its own "
+                      "(atari.gin, atari_fast.gin) is shown with that config's other seeds "
+                      "of the game found there (the mean and the spread over seeds).")
 
 
 def main(argv):
@@ -251,9 +378,11 @@ def main(argv):
   except ValueError as e:
     raise errors.UserError("--thresholds must be numbers: %s" % e) from e
   rows = run(FLAGS.game, runs, thresholds, FLAGS.output_dir, FLAGS.budget_frames,
-             FLAGS.max_gap_s, FLAGS.name)
+             FLAGS.max_gap_s, FLAGS.name, FLAGS.seeds_dir,
+             compare.command_line(module="paac_tf.tools.ablation"))
   for r in rows:
-    print("%-28s final %.1f" % (r["label"], r["final_training_average"]))
+    final = r["final_training_average"]
+    print("%-28s final %.1f" % (r["label"], getattr(final, "mean", final)))
   return 0
 
 

@@ -55,7 +55,7 @@ def duration(seconds):
   return "%.1f days" % (seconds / 86400)
 
 
-def _num(value):
+def num(value):
   if value is None:
     return "—"
   value = float(value)
@@ -75,7 +75,8 @@ def display_path(path):
   return path if rel.startswith("..") else rel
 
 
-def _mean_std_se(evaluation):
+def mean_std_se(evaluation):
+  """'mean ± sample std (s.e. x)' of an eval.json ('—' without a mean)."""
   mean, std, _ = run_results.eval_stats(evaluation)
   if mean is None:
     return "—"
@@ -89,7 +90,7 @@ def score_cell(result):
     mean, _, episodes = result.score
     if mean is None:
       return "—"
-    text = _mean_std_se(result.evaluation)
+    text = mean_std_se(result.evaluation)
     evaluation = result.evaluation
     details = ["N=%s" % episodes if episodes is not None else "N=?"]
     if result.atari:
@@ -108,7 +109,7 @@ def score_cell(result):
                         else "from %s" % evaluation.get("seed", 0)))
     text = "%s (%s)" % (text, ", ".join(details))
     if result.policy_only is not None:
-      text += "; policy's own actions only (no FIRE assist): %s" % _mean_std_se(
+      text += "; policy's own actions only (no FIRE assist): %s" % mean_std_se(
           result.policy_only)
     return text
   point = result.training_return
@@ -141,17 +142,18 @@ def _algorithm_cell(result):
   return "%s (%s)" % (name, result.network) if result.network else name
 
 
-def _paac_paper_cell(result):
+def paac_paper_cell(result):
+  """The PAAC paper's (unverified) Table 1 score of the run's game, for its network if known."""
   row = ref.paac_table1_for(result.env_name)
   if not row:
     return "—"
   nips, nature = row.get(ref.PAAC_NIPS_UNVERIFIED), row.get(ref.PAAC_NATURE_UNVERIFIED)
   network = (result.network or "").lower()
   if network == "arch_nips" and nips is not None:
-    return "%s (arch_nips)" % _num(nips)
+    return "%s (arch_nips)" % num(nips)
   if network == "arch_nature" and nature is not None:
-    return "%s (arch_nature)" % _num(nature)
-  return "%s (arch_nips) / %s (arch_nature)" % (_num(nips), _num(nature))
+    return "%s (arch_nature)" % num(nature)
+  return "%s (arch_nips) / %s (arch_nature)" % (num(nips), num(nature))
 
 
 def folder_link(folder, link_base=None):
@@ -196,12 +198,12 @@ def table_rows(results, link_base=None):
     hns = percent(r.hns) if r.hns is not None else "—"
     if r.hns is not None and not r.evaluated:
       hns += TRAINING_MARK
-    peers = [_num(scores.get(column)) for column, _ in ref.PEERS_10M]
+    peers = [num(scores.get(column)) for column, _ in ref.PEERS_10M]
     rows.append([folder_link(r.folder or r.root, link_base), config_cell(r),
                  r.game or r.env_name or "?", _algorithm_cell(r), score_cell(r),
-                 assists_cell(r), frames_cell(r), wall_cell(r), _num(scores.get(ref.RANDOM)),
-                 _num(scores.get(ref.HUMAN)), hns, _num(scores.get(ref.APEX_NOOP))] +
-                peers + [_paac_paper_cell(r)])
+                 assists_cell(r), frames_cell(r), wall_cell(r), num(scores.get(ref.RANDOM)),
+                 num(scores.get(ref.HUMAN)), hns, num(scores.get(ref.APEX_NOOP))] +
+                peers + [paac_paper_cell(r)])
   return rows
 
 
@@ -403,11 +405,16 @@ def generated_line(command):
       GENERATED_MARKER, command.replace("`", "'"))
 
 
-def report(results, command, archived=(), link_base=None):
+def report(results, command, archived=(), link_base=None, related=()):
   """The markdown document (str). `archived`: run_results.collect_archived's list;
   `link_base`: the folder the document's links are relative to (default: the working
-  directory)."""
+  directory); `related`: [(relative link, what it holds)], the generated reports beside it."""
   lines = [generated_line(command), "", "# Results compared with the published scores", ""]
+  if related:
+    lines += ["Generated from the same folders:", ""]
+    lines += ["- [%s](%s): %s." % (link, urllib.parse.quote(link), what)
+              for link, what in related]
+    lines.append("")
   lines.append("One row per results folder; config: the gin config that made the run "
                "(run_info.json's \"config\", else its command's --gin_file and "
                "--gin_bindings, leaving out those that set only the budget, stopping, game or "

@@ -17,7 +17,8 @@ table but are in no headline.
 
 Superseded results folders live under results/archive/ (ARCHIVE_DIR): compare leaves them
 out of its table and medians and lists them, one line each, with the "archive_reason" and
-"superseded_by" of their run_info.json.
+"superseded_by" of their run_info.json. The saved state of unfinished campaign runs
+(results/campaign_state/, STATE_DIR) is left out too, and not listed.
 """
 import os
 import re
@@ -29,6 +30,9 @@ IGNORED_BINDINGS = ("train_eval.total_steps", "train_eval.env_name", "train_eval
                     "paac_train.stop_at_average_return", "apex_learner.stop_at_average_return")
 IGNORED_PARAMETERS = ("root_dir",)
 ARCHIVE_DIR = "archive"
+# The newest checkpoints and summaries of unfinished campaign runs (tools/campaign.py save):
+# runs to resume, not results; left out like the archive, and listed nowhere.
+STATE_DIR = "campaign_state"
 SEPARATOR = " + "
 _FLAG = re.compile(r"^--?(gin_file|gin_bindings)(?:=(.*))?$", re.S)
 
@@ -117,11 +121,11 @@ def machine_note(info):
 
 
 def archived_below(path, top):
-  """Whether `path` lies in an ARCHIVE_DIR folder strictly below `top`."""
+  """Whether `path` lies in an ARCHIVE_DIR (or STATE_DIR) folder strictly below `top`."""
   rel = os.path.relpath(os.path.realpath(path), os.path.realpath(top))
   if rel.startswith(os.pardir):
     return False
-  return ARCHIVE_DIR in rel.split(os.sep)
+  return bool({ARCHIVE_DIR, STATE_DIR} & set(rel.split(os.sep)))
 
 
 def archive_dirs(top):

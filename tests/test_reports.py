@@ -1,0 +1,331 @@
+"""The issue-27 reports on hand-made results folders (real files, real rliable calls):
+aggregates (IQM, median, P(X > Y) and their intervals), one run a seed (seed_runs), the
+seeds report (seeds.md, its curves and the run made alone), the 12-game report, the
+ablation report's rows of several seeds, reading a graph's values off a PNG and our run
+against the original's curve."""
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conftest import run_module
+from paac_tf import errors
+from paac_tf.tools import ablation
+from paac_tf.tools import aggregates
+from paac_tf.tools import games
+from paac_tf.tools import graph_reading
+from paac_tf.tools import original_curve
+from paac_tf.tools import run_results
+from paac_tf.tools import seed_runs
+from paac_tf.tools import seeds
+
+REPS = 200         # bootstrap replications in these tests (the reports' default: 10,000)
+M = 1_000_000
+FAST = ("python -m paac_tf.train --gin_file=atari_fast.gin --root_dir=/x "
+        "--gin_bindings=train_eval.total_steps=2500000")
+REFERENCE = "python -m paac_tf.train --gin_file=atari.gin --root_dir=/y"
+
+
+def _evaluation(game, mean, train_step, fire=False, own_actions=False, first_seed=10**9):
+  returns = [mean - 1.0, mean, mean + 1.0]       # sample std 1.0
+  return {"env_name": game, "mean": mean, "returns": returns, "episodes": 3,
+          "train_step": train_step, "train_step_unit": "agent_steps", "noop_max": 30,
+          "env_seeds": [first_seed, first_seed + 1],
+          "assists": {"fire_at_game_start": fire and not own_actions,
+                      "trained_with_fire_reset": fire, "episodic_life": False}}
+
+
+def publish(top, name, game, command, points, seed=0, evals=(), wall_step_s=1.0, start=1e9,
+            rates=(), **info):
+  """A results folder as tools/publish_run.py writes it: summaries.csv of (agent step,
+  training average) points, `wall_step_s` seconds apart from `start`; run_info.json;
+  operative_config.gin binding the seed; eval files {file name: eval dict}."""
+  folder = os.path.join(str(top), name)
+  os.makedirs(folder)
+  with open(os.path.join(folder, "summaries.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["step", "wall_time", "tag", "value"])
+    for i, (step, value) in enumerate(points):
+      w.writerow([step, start + i * wall_step_s, ablation.RETURN_TAG, value])
+    for i, rate in enumerate(rates):
+      w.writerow([points[i][0], start + i * wall_step_s, seeds.STEPS_PER_SECOND, rate])
+  steps = points[-1][0]
+  with open(os.path.join(folder, "run_info.json"), "w") as f:
+    json.dump(dict({"command": command, "env_name": game, "algorithm": "paac",
+                    "agent_steps": steps, "frames": 4 * steps}, **info), f)
+  with open(os.path.join(folder, "operative_config.gin"), "w") as f:
+    f.write("train_eval.algorithm = 'paac'\ntrain_eval.seed = %d\n" % seed)
+  for file_name, evaluation in dict(evals).items():
+    with open(os.path.join(folder, file_name), "w") as f:
+      json.dump(evaluation, f)
+  return folder
+
+
+# --- aggregates ---------------------------------------------------------------------------
+
+def test_iqm_and_median_by_hand_with_intervals_around_them():
+  # 4 runs x 2 games. All 8 scores sorted: 0 1 2 4 5 6 7 10; the IQM drops the lowest and
+  # highest quarter (0, 1 and 7, 10): mean(2, 4, 5, 6) = 4.25. Game means 3.25 and 5.5:
+  # median 4.375.
+  scores = np.array([[0, 4], [1, 5], [2, 6], [10, 7]], dtype=float)
+  est = aggregates.interval_estimates(scores, reps=REPS)
+  assert est["iqm"].point == pytest.approx(4.25)
+  assert est["median"].point == pytest.approx(4.375)
+  for e in est.values():
+    assert e.low <= e.point <= e.high and e.low < e.high
+  assert aggregates.interval_estimates(scores, reps=REPS) == est      # seeded: the same digits
+  one_run = aggregates.interval_estimates(scores[:1], reps=REPS)      # nothing to resample
+  assert one_run["iqm"].low == one_run["iqm"].point == one_run["iqm"].high == 2.0
+  games_too = aggregates.interval_estimates(np.array([[0.0, 1.0, 2.0, 9.0]]), reps=REPS,
+                                            task_bootstrap=True)
+  assert games_too["iqm"].low < games_too["iqm"].point == 1.5 < games_too["iqm"].high
+
+
+def test_probability_of_improvement_by_hand():
+  # One game: X's runs 3 and 1 against Y's 2: one pair of two is greater, P = 0.5.
+  est = aggregates.probability_of_improvement([[3.0], [1.0]], [[2.0]], reps=100)
+  assert est.point == 0.5 and est.low <= 0.5 <= est.high
+  # Two games, X above Y in every pair of the first, in none of the second: 0.5 again; in
+  # both: 1.
+  x, y = [[5.0, 0.0], [6.0, 1.0]], [[1.0, 2.0], [2.0, 3.0]]
+  assert aggregates.probability_of_improvement(x, y, reps=100).point == 0.5
+  assert aggregates.probability_of_improvement([[9.0, 9.0]], y, reps=100).point == 1.0
+  with pytest.raises(ValueError, match="same games"):
+    aggregates.probability_of_improvement([[1.0]], y)
+
+
+def test_common_runs_and_bad_matrices():
+  assert aggregates.common_runs([[1, 2, 3], [4, 5]]).tolist() == [[1, 4], [2, 5]]
+  assert aggregates.common_runs([[1], []]) is None and aggregates.common_runs([]) is None
+  with pytest.raises(ValueError, match="finite"):
+    aggregates.interval_estimates([[1.0, float("nan")]])
+
+
+# --- one run a seed -----------------------------------------------------------------------
+
+def test_one_run_a_seed_the_evaluated_then_the_first(tmp_path):
+  points = [(M, -20.0), (2 * M, -15.0), (3 * M, -10.0)]
+  publish(tmp_path, "pong", "Pong", REFERENCE, points)
+  publish(tmp_path, "pong_extended", "Pong", REFERENCE, points + [(5 * M, 3.0)])  # same start
+  publish(tmp_path, "pong_again", "Pong", REFERENCE, points, start=2e9,
+          evals={"eval_at_2500000.json": _evaluation("Pong", -9.0, 2_500_000)})
+  publish(tmp_path, "pong_old_protocol", "Pong", REFERENCE, points, start=5e8,   # env seeds
+          evals={"eval.json": _evaluation("Pong", -9.0, 2_500_000, first_seed=0)})  # 0, 1
+  publish(tmp_path, "pong_s1", "Pong", REFERENCE, points, seed=1)
+  publish(tmp_path, "pong_short", "Pong", REFERENCE, [(M, -20.0)], seed=2)
+  publish(tmp_path, "pong_variant", "Pong", REFERENCE + " --gin_bindings=PaacAgent.gamma=0.9",
+          points, seed=3)
+  runs = seed_runs.find(str(tmp_path))
+  group = seed_runs.by_seed(runs, "PongNoFrameskip-v4", "atari.gin", 2_500_000)
+  assert {s: r.name for s, r in group.runs.items()} == {0: "pong_again", 1: "pong_s1"}
+  assert sorted((r.name, kept.name) for r, kept in group.repeats) == [
+      ("pong", "pong_again"), ("pong_extended", "pong_again"),
+      ("pong_old_protocol", "pong_again")]
+  assert [r.name for r in group.short] == ["pong_short"]
+  # Without an evaluation at the budget the run that started first counts, then fewer frames.
+  later = seed_runs.by_seed(runs, "Pong", "atari.gin", 1_000_000)
+  assert later.runs[0].name == "pong_old_protocol"
+  assert seed_runs.by_seed([r for r in runs if r.name != "pong_old_protocol"], "Pong",
+                           "atari.gin", 1_000_000).runs[0].name == "pong"
+  assert seed_runs.seed_of(str(tmp_path / "nowhere")) == seed_runs.DEFAULT_SEED
+
+
+# --- the seeds report ---------------------------------------------------------------------
+
+def _seed_results(top):
+  """Pong: atari.gin seeds 0 and 1, atari_fast.gin seeds 0, 1, 2; Breakout: one seed each."""
+  def curve(final):      # to 3M agent steps: the last point at or before 2.5M is at 2.4M
+    return [(M, final - 5.0), (2_400_000, final), (3 * M, final + 50.0)]
+  evals = lambda game, mean: {"eval_at_2500000.json": _evaluation(game, mean, 2_500_000)}
+  publish(top, "pong_ref", "Pong", REFERENCE, curve(-20.0), evals=evals("Pong", -20.0))
+  publish(top, "pong_ref_s1", "Pong", REFERENCE, curve(-19.0), seed=1)
+  for seed, final in enumerate((10.0, 14.0, 12.0)):
+    publish(top, "pong_fast_s%d" % seed, "Pong", FAST, curve(final), seed=seed,
+            evals=evals("Pong", final + 5))
+  publish(top, "breakout_ref", "Breakout", REFERENCE, curve(2.0), config="atari.gin",
+          evals=evals("Breakout", 2.0))
+  publish(top, "breakout_fast", "Breakout", REFERENCE, curve(20.0), config="atari_fast.gin")
+
+
+def test_seeds_report_per_seed_spread_aggregates_and_curves(tmp_path):
+  results = tmp_path / "results"
+  _seed_results(results)
+  png = str(tmp_path / "out" / "seeds" / "curves.png")
+  text = seeds.report(str(results), "cmd", str(tmp_path / "out"), png, reps=REPS,
+                      poi_reps=REPS)
+  # Per game and config: seeds so far; mean ± sample std (min to max) of the training
+  # averages at 2.4M agent steps (10, 14, 12: mean 12, std 2).
+  assert "| Pong | atari_fast.gin | 3 of 3 seeds (seeds 0, 1, 2) | 12.0 ± 2.0 (10.0 to 14.0) |" \
+      " 17.0 ± 2.0 (15.0 to 19.0) (3 seeds) |" in text
+  assert "| Pong | atari.gin | 2 of 3 seeds (seeds 0, 1) | -19.5 ± 0.7 (-20.0 to -19.0) |" \
+      " -20.0 (1 seed) |" in text
+  assert "| Breakout | atari_fast.gin | 1 of 3 seeds (seed 0) | 20.0 | — (no seed" in text
+  assert "| Pong | atari_fast.gin | 1 | [pong_fast_s1](../results/pong_fast_s1/) | 14.0 at " \
+      "9.6M frames | 19.0 ± 1.0 (s.e. 0.6) (N=3) |" in text
+  # rliable: each game keeps as many seeds as the game with the fewest (Breakout: 1).
+  assert "- atari_fast.gin, over 2 games x 1 seed: IQM" in text
+  assert "- P(atari_fast.gin > atari.gin) of the training average: 1.00" in text
+  assert "nothing to resample" in text
+  assert "- atari_fast.gin: no evaluation in every game yet: no aggregate." in text
+  assert os.path.getsize(png) > 0 and "![training average against frames](seeds/curves.png)" \
+      in text
+  assert "`pong_paac_fast_alone` (atari_fast.gin on Pong until its training average reaches " \
+      "18, on an otherwise idle machine): not yet run" in text
+
+
+def test_seeds_report_frames_to_18_alone(tmp_path):
+  # 400 agent steps a second by the summaries (median of 300, 400, 500); 18 first at 2M
+  # agent steps = 8M frames, 60 s after the start; the run: 3M agent steps in 5000 s.
+  publish(tmp_path, seeds.ALONE_FOLDER, "Pong", FAST, [(M, 0.0), (2 * M, 18.2), (3 * M, 19.0)],
+          wall_step_s=60.0, rates=(300.0, 500.0, 400.0), wall_time_s=5000.0,
+          machine_note="2 cores, alone; 1-min load average mean 2.1, max 2.6 (9 samples)",
+          evals={"eval.json": _evaluation("Pong", 19.0, 3 * M)})
+  lines = seeds.alone_lines(str(tmp_path))
+  assert lines[-1] == (
+      "pong_paac_fast_alone (atari_fast.gin on Pong): its training average (last 100 "
+      "episodes) first reached 18 at 8M frames (2M agent steps) after 1.0 training minutes; "
+      "the median of its Perf/steps_per_second summaries 400 agent steps/s; agent steps / "
+      "wall time over the whole run 600/s (3M agent steps in 1.4 h). Machine: 2 cores, "
+      "alone; 1-min load average mean 2.1, max 2.6 (9 samples).")
+
+
+def test_seeds_cli_refuses_a_missing_directory_and_a_hand_written_output(tmp_path):
+  proc = run_module("paac_tf.tools.seeds", str(tmp_path / "none"), timeout=120)
+  assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error:")
+  hand = tmp_path / "seeds.md"
+  hand.write_text("my notes\n")
+  os.makedirs(tmp_path / "results")
+  proc = run_module("paac_tf.tools.seeds", str(tmp_path / "results"), "--output=%s" % hand,
+                    timeout=120)
+  assert proc.returncode == 2 and "not generated by this tool" in proc.stderr
+  assert hand.read_text() == "my notes\n"
+
+
+# --- the 12 games -------------------------------------------------------------------------
+
+def test_twelve_games_rows_assists_peers_and_aggregates(tmp_path):
+  at_10m = lambda game, mean, **kw: _evaluation(game, mean, 2_500_000, **kw)
+  points = [(M, 1.0), (2_500_000, 2.0)]
+  publish(tmp_path, "seaquest_s0", "Seaquest", FAST, points,
+          evals={"eval_at_2500000.json": at_10m("Seaquest", 800.0),
+                 "eval.json": _evaluation("Seaquest", 1700.0, 10 * M)})
+  publish(tmp_path, "seaquest_s1", "Seaquest", FAST, points, seed=1,
+          evals={"eval.json": at_10m("Seaquest", 900.0)})
+  publish(tmp_path, "breakout", "Breakout", REFERENCE, points, config="atari_fast.gin",
+          evals={"eval.json": at_10m("Breakout", 31.7, fire=True),
+                 "eval_policy_only.json": at_10m("Breakout", 20.0, fire=True,
+                                                 own_actions=True)})
+  publish(tmp_path, "pong", "Pong", FAST, points, evals={"eval.json": _evaluation(
+      "Pong", 18.0, 5 * M)})
+  text = games.report(str(tmp_path), "cmd", str(tmp_path), reps=REPS)
+  rows = {line.split(" | ")[0].lstrip("| ").split(" ")[0]: line for line in text.splitlines()
+          if line.startswith("| ") and not line.startswith("| game")}
+  assert len(rows) == 12 and "not yet run (results/CAMPAIGN.md)" in rows["Amidar"]
+  # Two seeds: the mean of their means ± their sample std, s.e. 50 / sqrt(2).
+  assert "| 850.0 ± 70.7 (s.e. 50.0; N=2 runs, seeds 0, 1) |" in rows["Seaquest"]
+  assert "1700.0 ± 1.0 (s.e. 0.6) (seaquest_s0); peers: sb3 A2C 1721" in rows["Seaquest"]
+  # Breakout: human-normalized (31.7 - 1.7) / (30.5 - 1.7) = 104.2%; the FIRE assist and
+  # the policy's own actions.
+  assert "31.7 ± 1.0 (s.e. 0.6) (N=3 episodes, seed 0)" in rows["Breakout"]
+  assert "FIRE at game start and after a lost life; its own actions only: 20.0" in \
+      rows["Breakout"]
+  assert "| 104.2% |" in rows["Breakout"] and "470.1 (arch_nips)" in rows["Breakout"]
+  assert "no evaluation at 10M frames: pong evaluated at 20M frames" in rows["Pong"]
+  assert "2 of the 12 games present (Breakout, Seaquest), 1 run a game" in text
+  assert "rliable's task bootstrap" in text
+
+
+# --- the ablation report with seeds -------------------------------------------------------
+
+def test_ablation_rows_of_several_seeds(tmp_path):
+  results = tmp_path / "results"
+  _seed_results(results)
+  publish(results, "pong_entropy", "Pong", REFERENCE + " --gin_bindings=PaacAgent."
+          "entropy_coef=0.01", [(M, -20.0), (2_400_000, -18.0), (3 * M, -17.0)])
+  out = str(tmp_path / "ablation")
+  rows = ablation.run("Pong", [("atari_fast.gin", str(results / "pong_fast_s0")),
+                               ("entropy alone", str(results / "pong_entropy"))],
+                      [11.0], out, budget_frames=10e6, seeds_dir=str(results), command="cmd")
+  assert rows[0]["seeds"] == [0, 1, 2] and rows[1]["seeds"] == [0]
+  table = open(os.path.join(out, "pong.md")).read()
+  assert ("| atari_fast.gin, seeds 0, 1, 2 (mean, min to max) | 9.6M | 0 | 2 of 3: 9.6M / 0 | "
+          "12.0 (10.0 to 14.0) | 12.0 (10.0 to 14.0) | 17.0 (15.0 to 19.0), 3 of 3 seeds "
+          "evaluated at 10.0M frames |") in table
+  assert "| entropy alone | 9.6M | 0 | - | -18.0 | -18.0 | - |" in table
+  assert json.load(open(os.path.join(out, "pong.json")))["runs"][0][
+      "final_training_average"]["std"] == pytest.approx(2.0)
+  assert os.path.getsize(os.path.join(out, "pong.png")) > 0
+
+
+# --- the original's curve -----------------------------------------------------------------
+
+def _graph(path, xs, ys):
+  """A line graph in the original's style: a blue line in a black frame with dotted grey
+  grid lines, axes 0 to 8e7 and -5000 to 20000."""
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  fig, ax = plt.subplots(figsize=(6.35, 2.39), dpi=100)
+  ax.plot(xs, ys, color="#0000ff", linewidth=2)
+  ax.set_xlim(0, 8e7)
+  ax.set_ylim(-5000, 20000)
+  ax.grid(True, color="0.45", linestyle=":", linewidth=1)
+  for spine in ax.spines.values():
+    spine.set_color("black")
+    spine.set_linewidth(1.5)
+  fig.savefig(path)
+  plt.close(fig)
+
+
+def test_reading_a_graph_returns_its_values_within_a_pixel(tmp_path):
+  xs = np.linspace(0, 8e7, 200)
+  ys = 15000 * xs / 8e7                   # 0 to 15000
+  path = str(tmp_path / "graph.png")
+  _graph(path, xs, ys)
+  points = graph_reading.read(graph_reading.load(path), (0, 8e7), (-5000, 20000),
+                              [1e7, 4e7, 6e7])
+  for p, expected in zip(points, (1875.0, 7500.0, 11250.0)):
+    assert abs(p["value"] - expected) <= 1.5 * p["value_per_px"] + 1.5 * p["x_per_px"] * (
+        15000 / 8e7), (p, expected)
+    assert p["line_low"] <= p["value"] <= p["line_high"]
+  graph_reading.write_csv(points, str(tmp_path / "read.csv"))
+  assert [p["x"] for p in graph_reading.read_csv(str(tmp_path / "read.csv"))] == [1e7, 4e7, 6e7]
+  graph_reading.check_grid([10, 20, 30], 0, 40, "x")            # even steps: no error
+  with pytest.raises(errors.UserError, match="not evenly spaced"):
+    graph_reading.check_grid([10, 20, 33], 0, 40, "x")
+
+
+def test_our_run_against_the_original_points(tmp_path):
+  original = str(tmp_path / "original_curve.csv")
+  graph_reading.write_csv([dict(x=x, value=v, line_low=v - 100, line_high=v + 100,
+                                fill_low=v - 200, fill_high=v + 200, outer_low=v - 500,
+                                outer_high=v + 500, column_px=0, median_row_px=0,
+                                value_per_px=139.0, x_per_px=147000.0)
+                           for x, v in ((5e6, 500.0), (1e7, 1000.0))], original)
+  out = str(tmp_path / "out")
+  text = original_curve.report(original, str(tmp_path / "none"), out, "cmd")
+  assert "not yet run" in text and "| 5M | 500 (400 to 600) | 300 to 700; 0 to 1000 | — |" in text
+  run = publish(tmp_path, "qbert", "Qbert", REFERENCE,
+                [(4_800_000, 400.0), (5_100_000, 450.0), (9_950_000, 2000.0)],
+                evals={"eval_at_5000000.json": _evaluation("Qbert", 650.0, 5 * M)})
+  text = original_curve.report(original, run, out, "cmd")
+  assert "| 5M | 500 (400 to 600) | 300 to 700; 0 to 1000 | 400.0 (4.8M) | -100 | 0.80 | " \
+      "650.0 ± 1.0 (s.e. 0.6) |" in text
+  assert "| 10M | 1000 (900 to 1100) | 800 to 1200; 500 to 1500 | 2000.0 (9.95M) | +1000 | " \
+      "2.00 | — |" in text
+  assert ("At 5M/10M agent steps (= the original's global steps) our training average is "
+          "400 / 2000, the original's curve as read 500 / 1000: ours minus the original's "
+          "-100 / +1000 (ours / original 0.80 / 2.00); 1 of 2 inside") in text
+  assert original_curve.STUB in text and os.path.getsize(os.path.join(out, "comparison.png"))
+
+
+def test_saved_campaign_state_is_not_a_result(tmp_path):
+  publish(tmp_path, "pong", "Pong", FAST, [(M, 1.0)],
+          evals={"eval.json": _evaluation("Pong", 1.0, M)})
+  state = tmp_path / "campaign_state" / "pong_s1" / "train"      # tools/campaign.py save
+  os.makedirs(state)
+  (state / "run_config.json").write_text(json.dumps({"env_name": "Pong", "algorithm": "paac"}))
+  assert [r.folder_name for r in run_results.collect([str(tmp_path)])] == ["pong"]
+  assert [r.name for r in seed_runs.find(str(tmp_path))] == ["pong"]
