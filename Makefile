@@ -7,7 +7,7 @@ RAY    := $(VENV)/.installed-ray
 GIN    ?= atari.gin
 ARGS   ?=
 
-.PHONY: train test lint install clean-venv
+.PHONY: train test test-cluster lint install clean-venv
 
 $(PY):
 	@$(PYTHON) tools/check_python.py
@@ -31,8 +31,14 @@ train: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
+# The suite without the tests marked `cluster`: Ape-X on a multi-host Ray cluster of network
+# namespaces (tests/test_apex_cluster.py, ~10 minutes on 2 busy cores; root and `ip netns`,
+# skipped otherwise), which `make test-cluster` runs; .ci/run runs both.
 test: $(RAY)
-	$(PY) -m pytest tests -q $(ARGS)
+	$(PY) -m pytest tests -q -m "not cluster" $(ARGS)
+
+test-cluster: $(RAY)
+	$(PY) -m pytest tests -q -m cluster $(ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -67,3 +67,9 @@ def assert_gone(pids, timeout=10.0):
     time.sleep(0.05)
   assert not alive, "worker processes still alive: %s" % alive
   assert not set(pids) & {p.pid for p in multiprocessing.active_children()}
+
+
+def pytest_configure(config):
+  config.addinivalue_line(
+      "markers", "cluster: Ape-X on a multi-host Ray cluster of network namespaces (root, "
+      "`ip netns`); `make test-cluster`, the second step of .ci/run")
