@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 
 # The suite without the tests marked `cluster`: Ape-X on a multi-host Ray cluster of network
-# namespaces (tests/test_apex_cluster.py, ~10 minutes on 2 busy cores; root and `ip netns`,
+# namespaces (tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores; root, `ip netns`;
 # skipped otherwise), which `make test-cluster` runs; .ci/run runs both.
 test: $(RAY)
 	$(PY) -m pytest tests -q -m "not cluster" $(ARGS)
