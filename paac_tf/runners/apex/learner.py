@@ -400,9 +400,14 @@ class _LearnerLoop:
 
   # --- the loop -----------------------------------------------------------------------------
   def run(self):
-    stop = self.stop if self.stop is not None else signals.StopRequest()
-    own_stop = self.stop is None
+    if self.stop is not None:
+      return self._run(self.stop)
+    with signals.stop_on_signals() as stop:
+      return self._run(stop)
+
+  def _run(self, stop):
     env_steps = self.reports.env_steps
+    start_learner_steps = self.learner_steps
     self._next_checkpoint = _next_multiple(env_steps, self.settings.checkpoint_interval)
     self._next_export = (_next_multiple(env_steps, self.settings.export_interval)
                          if self.settings.export_interval else None)
@@ -432,8 +437,6 @@ class _LearnerLoop:
       self.writer.close()
       raise
     finally:
-      if own_stop:
-        stop.restore()
       self.progress.update(self.reports.env_steps, self.reports.window.average_return,
                            force=True)
       self.progress.close()
@@ -451,7 +454,10 @@ class _LearnerLoop:
       self._save()
     self.writer.episode_metrics(self.reports.window, self.learner_steps, env_steps)
     self.writer.close()
-    self._export(env_steps)
+    # The final export: of what this process trained (none after a stop during the start-up)
+    # unless a second signal asked to hurry.
+    if self.learner_steps > start_learner_steps and not getattr(stop, "hurry", False):
+      self._export(env_steps)
     low = self.reports.low_epsilon_window()
     bound = self.reports.low_epsilon_bound()
     result = {"env_steps": env_steps, "learner_steps": self.learner_steps,

@@ -155,7 +155,7 @@ def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   import reverb  # pylint: disable=import-outside-toplevel
   layout = layout_for(env_name)
   server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
-  stop = signals.StopRequest(second_exits=False, message="%s received: stopping the replay.")
+  stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
   try:

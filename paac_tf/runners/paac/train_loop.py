@@ -60,56 +60,60 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
   checkpointing.check_run_config(train_dir, run_config)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
 
-  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                     seed=seed)
-  try:
-    obs_spec = env.observation_spec()
-    model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                            mlp_units=mlp_units, initializer=initializer,
-                                            precision=precision, seed=seed)
-    agent = agent_lib.PaacAgent(model, total_updates=total_updates,
-                                steps_per_update=num_envs * t_max, seed=seed)
-    env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
-    episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
-    checkpointer = checkpointing.Checkpointer(
-        train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
-        rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
-    restored = checkpointer.restore_latest()
-    # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
-    checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
-        env.num_actions, obs_spec, network, mlp_units, initializer)})
-    config.write_operative_config(root_dir)
-    if restored:
-      logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
-                   int(agent.optimizer.iterations.numpy()))
-      # New episodes on resume: reseed the environments from the step count.
+  # Installed before the environments start: a stop during the start-up ends the run at
+  # the loop's start, after a checkpoint of the model (restored, or new at agent step 0).
+  with signals.stop_on_signals() as stop:
+    env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                       seed=seed)
+    try:
+      obs_spec = env.observation_spec()
+      model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
+                                              mlp_units=mlp_units, initializer=initializer,
+                                              precision=precision, seed=seed)
+      agent = agent_lib.PaacAgent(model, total_updates=total_updates,
+                                  steps_per_update=num_envs * t_max, seed=seed)
+      env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
+      episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
+      checkpointer = checkpointing.Checkpointer(
+          train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
+          rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
+      restored = checkpointer.restore_latest()
+      # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
+      checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
+          env.num_actions, obs_spec, network, mlp_units, initializer)})
+      config.write_operative_config(root_dir)
+      if restored:
+        logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
+                     int(agent.optimizer.iterations.numpy()))
+      if restored and not stop.requested:
+        # New episodes on resume: reseed the environments from the step count.
+        env.close()
+        env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                           seed=seed + int(env_steps.numpy()))
+      return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
+                  t_max, checkpoint_interval, summary_interval, export_interval,
+                  stop_at_average_return, overlap_learner, exporter, stop)
+    finally:
       env.close()
-      env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                         seed=seed + int(env_steps.numpy()))
-    return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
-                t_max, checkpoint_interval, summary_interval, export_interval,
-                stop_at_average_return, overlap_learner, exporter)
-  finally:
-    env.close()
 
 
 def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, t_max,
          checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
-         overlap_learner, exporter):
+         overlap_learner, exporter, stop):
   writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
   window = summaries.EpisodeWindow(100)
   window.total = int(episodes_done.numpy())     # episodes of the run before a resume
-  steps = int(env_steps.numpy())
+  steps = start_steps = int(env_steps.numpy())
   progress = progress_lib.Progress(total_steps, start_step=steps)
-  stop = signals.StopRequest()
   next_checkpoint = (steps // checkpoint_interval + 1) * checkpoint_interval
   next_export = (steps // export_interval + 1) * export_interval if export_interval else None
-  last_saved = steps
+  last_saved = steps if checkpointer.manager.latest_checkpoint else None
   runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-  runner.start()
+  reason = "signal" if stop.requested else "done"   # a stop during the start-up
+  if reason != "signal":
+    runner.start()
   metrics = None
   perf_t, perf_steps = time.monotonic(), steps
-  reason = "done"
 
   def save_checkpoint():
     env_steps.assign(summaries.tf_scalar(steps, np.int64))
@@ -117,7 +121,7 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
     checkpointer.save(steps)
   updates = int(agent.optimizer.iterations.numpy())
   try:
-    while steps < total_steps:
+    while steps < total_steps and reason != "signal":
       metrics = runner.run_update()
       steps += runner.steps_per_update
       updates += 1    # as agent.optimizer.iterations, without reading it every update
@@ -149,17 +153,18 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
         reason = "signal"
         break
   finally:
-    stop.restore()
     progress.update(steps, window.average_return, force=True)
     progress.close()
     writer.flush()
   writer.episode_metrics(window, updates, steps)
   writer.close()
-  if steps != last_saved:
+  if steps != last_saved:   # a new run stopped before its first update saves step 0
     _checked_metrics(metrics, updates)
     health.check_finite_weights(agent.model, updates)
     save_checkpoint()
-  if exporter is not None:
+  # The final export: of what this process trained (none after a stop during the start-up)
+  # unless a second signal asked to hurry.
+  if exporter is not None and steps != start_steps and not stop.hurry:
     exporter(agent, env, steps)
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
