@@ -7,10 +7,11 @@ Each try starts the command in a session of its own (its process group is its ow
 until its stop handler is installed (SIGTERM in /proc/PID/status's SigCgt; a signal before
 that lands in the interpreter's own start-up and ends it the default way), then sends one
 signal (seeded RNG: SIGTERM or SIGINT, to the process or to its group) at a moment drawn
-uniformly from a window after the start (every other try) or after the model exists (its
-train/ summaries file appeared). Checkpoint and export intervals are short, so that moments
-land in the start-up, stepping, checkpoints and exports; a quarter of the tries send a
-second signal shortly after the first. Tries are chained in a few run directories: each
+uniformly from a window after one of four moments, in turn (ANCHORS): the handler's
+installation, the run directory's creation, the model's (a new train/ summaries file), the
+run's first interval checkpoint; so moments land in every phase on a fast or a slow
+machine. Checkpoint and export intervals are short; a quarter of the tries send a second
+signal shortly after the first. Tries are chained in a few run directories: each
 later try is a rerun that must resume from the checkpoint the one before left.
 
 Every try checks: exit status 0; no traceback and none of TensorFlow's INFO lines; the last
@@ -48,14 +49,20 @@ APEX = ["--gin_file=apex_cartpole.gin", "--gin_bindings=apex_learner.stop_at_ave
         "--gin_bindings=apex_learner.checkpoint_interval=1500",
         "--gin_bindings=apex_learner.export_interval=4500",
         "--gin_bindings=apex_replay.learning_starts=500"] + FAST
-# launcher: (arguments, tries, run directories they are chained in, window after the start,
-# window after the model exists) in seconds.
+# The moments a signal is sent at, in turn: a uniform draw from [0, window] seconds after
+#   start    the stop handler is installed (the imports, the configuration, ...);
+#   run      the run directory is made ("Run directory:"; environments, model, restore);
+#   model    the model exists (a new train/ summaries file; tracing, the first updates);
+#   trained  the run saved its first interval checkpoint (stepping, checkpoints, exports).
+ANCHORS = ("start", "run", "model", "trained")
+WINDOWS = {"run": 5.0, "model": 5.0, "trained": 8.0}
+# launcher: (arguments, tries, run directories they are chained in, the start's window).
 LAUNCHERS = {
-    "paac_in_process": (PAAC + ["--gin_bindings=paac_train.num_workers=0"], 10, 3, 12, 8),
-    "paac_workers": (PAAC, 10, 3, 12, 8),
-    "apex_local": (APEX, 10, 3, 15, 8),
-    "apex_ray_cluster": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 10, 3, 20, 8),
-    "apex_ray_own": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 2, 1, 20, 6),
+    "paac_in_process": (PAAC + ["--gin_bindings=paac_train.num_workers=0"], 10, 3, 10.0),
+    "paac_workers": (PAAC, 10, 3, 10.0),
+    "apex_local": (APEX, 10, 3, 10.0),
+    "apex_ray_cluster": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 10, 3, 15.0),
+    "apex_ray_own": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 2, 1, 15.0),
 }
 # TensorFlow's INFO lines at every export (SavedModel builder, fingerprinting, Keras's input
 # renaming and untraced functions) and at its start-up, which the run keeps off the terminal.
@@ -152,14 +159,25 @@ def _wait_gone(seen, root, timeout_s=15.0):
     time.sleep(0.25)
 
 
-def _one_try(args, root, rng, env, log_path, anchor, window_start, window_model, stats):
+def _reached(anchor, text, root, old_summaries):
+  """Whether the run passed the `anchor` moment (see ANCHORS)."""
+  if anchor == "run":
+    return "Run directory: " in text
+  if anchor == "model":
+    return bool(_summary_files(root) - old_summaries)
+  if anchor == "trained":
+    return "Saved checkpoint" in text
+  return True
+
+
+def _one_try(args, root, rng, env, log_path, anchor, window, stats):
   """Starts the command, sends the signal(s), checks everything; returns a dict of facts."""
   command = [sys.executable, "-m", "paac_tf.train"] + args + ["--root_dir=%s" % root]
   old_events = _summary_files(root)
   before = _latest_checkpoint(root)
   sig = rng.choice([signal.SIGTERM, signal.SIGINT])
   to_group = rng.random() < 0.5
-  offset = rng.uniform(0.0, window_model if anchor == "model" else window_start)
+  offset = rng.uniform(0.0, window)
   second = rng.uniform(0.2, 3.0) if rng.random() < 0.25 else None
   seen = {}
   with open(log_path, "wb") as log:
@@ -171,14 +189,14 @@ def _one_try(args, root, rng, env, log_path, anchor, window_start, window_model,
       assert process.poll() is None, read_text(log_path)[-3000:]
       time.sleep(0.005)
     installed = time.monotonic() - started
-    deadline = None if anchor == "model" else time.monotonic() + offset
+    deadline = None
     while deadline is None or time.monotonic() < deadline:
       _watch(process.pid, seen, log_path, wall_started)
       assert process.poll() is None, read_text(log_path)[-3000:]
-      if deadline is None and _summary_files(root) - old_events:
+      if deadline is None and _reached(anchor, read_text(log_path), root, old_events):
         deadline = time.monotonic() + offset
-      assert time.monotonic() - started < 400, "no model after 400 s:\n" + read_text(
-          log_path)[-3000:]
+      assert time.monotonic() - started < 400, "no %s after 400 s:\n%s" % (
+          anchor, read_text(log_path)[-3000:])
       time.sleep(0.1)
     model_existed = bool(_summary_files(root) - old_events)
     _watch(process.pid, seen, log_path, wall_started)
@@ -271,24 +289,26 @@ def _phase(text, model_existed):
 
 
 def _run_tries(name, tmp_path, env, seed, extra=()):
-  args, tries, chains, window_start, window_model = LAUNCHERS[name]
+  args, tries, chains, window_start = LAUNCHERS[name]
   args = args + list(extra)
   rng = random.Random(seed)
   stats = []
   began = time.monotonic()
   for i in range(tries):
     root = str(tmp_path / ("run%d" % (i % chains)))
-    _one_try(args, root, rng, env, str(tmp_path / ("try%d.log" % i)),
-             ("model", "start")[i % 2], window_start, window_model, stats)
+    anchor = ANCHORS[i % len(ANCHORS)]
+    _one_try(args, root, rng, env, str(tmp_path / ("try%d.log" % i)), anchor,
+             WINDOWS.get(anchor, window_start), stats)
   elapsed = time.monotonic() - began
   latencies = sorted(f["latency"] for f in stats)
   print("\n%s: %d tries in %.0f s; exit statuses %s; checkpoints after a stop with a model "
-        "%d/%d; processes left %d; resumed %d; modes %s; phases %s; two signals %d; stop "
-        "latency median %.1f s, max %.1f s; handler installed after %.2f-%.2f s" % (
+        "%d/%d; processes left %d; resumed %d; modes %s; after %s; phases %s; two signals %d; "
+        "stop latency median %.1f s, max %.1f s; handler installed after %.2f-%.2f s" % (
             name, len(stats), elapsed, dict(collections.Counter(f["rc"] for f in stats)),
             sum(f["checkpoint"] for f in stats if f["model"]), sum(f["model"] for f in stats),
             sum(len(f["left"]) for f in stats), sum(f.get("resumed", False) for f in stats),
             dict(collections.Counter(f["mode"] for f in stats)),
+            dict(collections.Counter(f["anchor"] for f in stats)),
             dict(collections.Counter(f["phase"] for f in stats)),
             sum(f["second"] for f in stats), latencies[len(latencies) // 2], latencies[-1],
             min(f["installed"] for f in stats), max(f["installed"] for f in stats)))

@@ -107,9 +107,11 @@ def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_pa
       "Newest export: %s/policies/cartpole_v1/%d" % (root, final)], rerun.stderr[-2000:]
 
 
-# TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice).
+# TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice), and
+# its INFO lines at every export (SavedModel builder, fingerprint, Keras's renamed inputs).
 TF_NOISE = ("oneDNN custom operations", "cpu_feature_guard", "rebuild TensorFlow",
-            "TensorRT", "Unable to register", "cudart_stub", "Gym has been unmaintained")
+            "TensorRT", "Unable to register", "cudart_stub", "Gym has been unmaintained",
+            "Assets written to", "Writing fingerprint", "will be renamed", "untraced functions")
 
 
 def _user_env(**extra):
@@ -127,6 +129,7 @@ def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
       cwd=REPO, env=_user_env(), capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert "Run directory" in proc.stderr          # the project's own log lines stay
+  assert "Exported paac policy" in proc.stderr   # the final export was made
   assert [n for n in TF_NOISE if n in proc.stderr] == [], proc.stderr[:3000]
   # export of a missing run loads TensorFlow, then stops: it shows the switch at work.
   export_args = [sys.executable, "-m", "paac_tf.export", "--root_dir=%s" % (tmp_path / "none")]

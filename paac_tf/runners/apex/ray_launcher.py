@@ -381,14 +381,16 @@ class _RayRun:
     pending = {self._submit(i): (i, "run") for i in range(self.num_actors)}
     roles = [(learner, "The learner", options["learner"])] + [
         (actor, "Actor %d" % i, options["actor"]) for i, actor in enumerate(self.actors)]
-    stop_sent = []
+    sent = []   # the stop requests sent to the learner: False (stop), True (hurry)
 
     def forward_stop():
-      """Asks the learner to stop (once) after a stop request or a failure; its Ray
-      actor takes the call even before its loop started."""
-      if (stop.requested or self.failure is not None) and not stop_sent:
-        learner.request_stop.remote()
-        stop_sent.append(True)
+      """Asks the learner to stop after a stop request or a failure, and to hurry after a
+      second signal (each once); its Ray actor takes the call even before its loop started."""
+      for hurry in (False, True):
+        wanted = stop.requested or self.failure is not None
+        if wanted and (not hurry or getattr(stop, "hurry", False)) and hurry not in sent:
+          learner.request_stop.remote(hurry=hurry)
+          sent.append(hurry)
 
     roles.append((replay, "The replay server", options["replay"]))
     places = [self._get(handle.where.remote(), what, opts, deadline, on_wait=forward_stop)
