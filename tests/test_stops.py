@@ -56,13 +56,17 @@ APEX = ["--gin_file=apex_cartpole.gin", "--gin_bindings=apex_learner.stop_at_ave
 #   trained  the run saved its first interval checkpoint (stepping, checkpoints, exports).
 ANCHORS = ("start", "run", "model", "trained")
 WINDOWS = {"run": 5.0, "model": 5.0, "trained": 8.0}
-# launcher: (arguments, tries, run directories they are chained in, the start's window).
+# launcher: (arguments, tries, run directories they are chained in, the start's window, the
+# anchors its tries take in turn).
+RAY = APEX + ["--gin_bindings=train_eval.launcher='ray'"]
 LAUNCHERS = {
-    "paac_in_process": (PAAC + ["--gin_bindings=paac_train.num_workers=0"], 10, 3, 10.0),
-    "paac_workers": (PAAC, 10, 3, 10.0),
-    "apex_local": (APEX, 10, 3, 10.0),
-    "apex_ray_cluster": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 10, 3, 15.0),
-    "apex_ray_own": (APEX + ["--gin_bindings=train_eval.launcher='ray'"], 2, 1, 15.0),
+    "paac_in_process": (PAAC + ["--gin_bindings=paac_train.num_workers=0"], 10, 3, 10.0,
+                        ANCHORS),
+    "paac_workers": (PAAC, 10, 3, 10.0, ANCHORS),
+    "apex_local": (APEX, 10, 3, 10.0, ANCHORS),
+    "apex_ray_cluster": (RAY, 10, 3, 15.0, ANCHORS),
+    # Ray's start (ray.init) and a trained learner: the phases this mode adds.
+    "apex_ray_own": (RAY, 2, 1, 15.0, ("trained", "run")),
 }
 # TensorFlow's INFO lines at every export (SavedModel builder, fingerprinting, Keras's input
 # renaming and untraced functions) and at its start-up, which the run keeps off the terminal.
@@ -289,14 +293,14 @@ def _phase(text, model_existed):
 
 
 def _run_tries(name, tmp_path, env, seed, extra=()):
-  args, tries, chains, window_start = LAUNCHERS[name]
+  args, tries, chains, window_start, anchors = LAUNCHERS[name]
   args = args + list(extra)
   rng = random.Random(seed)
   stats = []
   began = time.monotonic()
   for i in range(tries):
     root = str(tmp_path / ("run%d" % (i % chains)))
-    anchor = ANCHORS[i % len(ANCHORS)]
+    anchor = anchors[i % len(anchors)]
     _one_try(args, root, rng, env, str(tmp_path / ("try%d.log" % i)), anchor,
              WINDOWS.get(anchor, window_start), stats)
   elapsed = time.monotonic() - began

@@ -334,7 +334,7 @@ class _RayRun:
   def _get(self, ref, what, options, deadline, on_wait=None):
     """ray.get until `deadline` (time.monotonic()); a UserError naming `what`, its Ray
     options and the cluster's free resources if it has not started by then. `on_wait` is
-    called about once a second meanwhile."""
+    called about once a second meanwhile; if it returns True, so does this (given up)."""
     try:
       while True:
         try:
@@ -342,8 +342,8 @@ class _RayRun:
         except self.ray.exceptions.GetTimeoutError:
           if time.monotonic() >= deadline:
             raise
-          if on_wait is not None:
-            on_wait()
+          if on_wait is not None and on_wait():
+            return True
     except self.ray.exceptions.GetTimeoutError:
       raise errors.UserError(
           "%s did not start within %.0f s: does any node offer what it asks (%s)? Free in "
@@ -367,8 +367,11 @@ class _RayRun:
     if stop.requested:   # during ray.init: no model yet, nothing to save
       return self._stopped_before_the_learner()
     replay = self._create(ray_roles.ReplayRole, REPLAY_NAME, options["replay"])
+    # A stop while the replay's process starts (seconds: it imports TensorFlow) gives up on
+    # it at once (kill_all kills it).
     self.replay_address = self._get(replay.start.remote(self.env_name, replay_port),
-                                    "The replay server", options["replay"], deadline)
+                                    "The replay server", options["replay"], deadline,
+                                    on_wait=lambda: stop.requested)
     if stop.requested:
       return self._stopped_before_the_learner()
     learner = self._create(ray_roles.LearnerRole, LEARNER_NAME, options["learner"],

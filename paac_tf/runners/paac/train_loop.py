@@ -109,8 +109,8 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   next_export = (steps // export_interval + 1) * export_interval if export_interval else None
   last_saved = steps if checkpointer.manager.latest_checkpoint else None
   runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-  reason = "signal" if stop.requested else "done"   # a stop during the start-up
-  if reason != "signal":
+  reason = "done"
+  if not stop.requested:   # else stopped during the start-up: no update at all
     runner.start()
   metrics = None
   perf_t, perf_steps = time.monotonic(), steps
@@ -121,7 +121,10 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
     checkpointer.save(steps)
   updates = int(agent.optimizer.iterations.numpy())
   try:
-    while steps < total_steps and reason != "signal":
+    while steps < total_steps:
+      if stop.requested:   # checked before each update: the current one always finishes
+        reason = "signal"
+        break
       metrics = runner.run_update()
       steps += runner.steps_per_update
       updates += 1    # as agent.optimizer.iterations, without reading it every update
@@ -148,9 +151,6 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
       if stop_at_average_return is not None and len(window.returns) >= 100 and (
           window.average_return >= stop_at_average_return):
         reason = "target"
-        break
-      if stop.requested:
-        reason = "signal"
         break
   finally:
     progress.update(steps, window.average_return, force=True)
