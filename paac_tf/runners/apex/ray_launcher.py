@@ -67,6 +67,7 @@ _DEFAULT_OPTIONS = {
     "actor": {"num_cpus": 1, "scheduling_strategy": "SPREAD"},
 }
 _WAIT_S = 1.0   # the watch loop's poll interval
+_CONFIGS_TIMEOUT_S = 10.0   # for the operative configs of the replay and the actors, in all
 
 
 class LearnerDiedError(errors.UserError):
@@ -411,19 +412,27 @@ class _RayRun:
       for ref in ready:
         self._actor_ended(ref, pending.pop(ref), pending)
     result = self._learner_result(learner_ref, places[0])
-    configs = result.setdefault("process_operative_configs", {})
-    for name, role in [("replay", replay)] + [("actor_%d" % i, actor)
-                                              for i, actor in enumerate(self.actors)]:
-      try:   # every process's bindings, for the run's operative_config.gin
-        configs[name] = self.ray.get(role.operative_config.remote(), timeout=30)
-      except Exception as e:  # pylint: disable=broad-except  (the run's result matters more)
-        logging.warning("The operative config of %s could not be read: %s", name,
-                        _first_line(e))
+    result["process_operative_configs"] = self._operative_configs(replay)
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure
     result["actor_restarts"] = self.restarts
     return result
+
+  def _operative_configs(self, replay, timeout_s=_CONFIGS_TIMEOUT_S):
+    """{process: its operative gin config} of the replay and the actors, asked all at once
+    and waited for `timeout_s` in all (a stop is not held up by an actor that is gone)."""
+    refs = {name: role.operative_config.remote() for name, role in [("replay", replay)] + [
+        ("actor_%d" % i, actor) for i, actor in enumerate(self.actors)]}
+    self.ray.wait(list(refs.values()), num_returns=len(refs), timeout=timeout_s)
+    configs = {}
+    for name, ref in refs.items():
+      try:   # every process's bindings, for the run's operative_config.gin
+        configs[name] = self.ray.get(ref, timeout=0.1)
+      except Exception as e:  # pylint: disable=broad-except  (the run's result matters more)
+        logging.warning("The operative config of %s could not be read: %s", name,
+                        _first_line(e) if str(e).strip() else type(e).__name__)
+    return configs
 
   def _stopped_before_the_learner(self):
     """The result of a run stopped before its learner existed: the agent step of the
