@@ -66,7 +66,8 @@ FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 # TensorFlow, which TF-Agents imports) already loaded. '__main__' is multiprocessing's
 # default preload. Missing modules are skipped by the fork server.
 _FORKSERVER_PRELOAD = ("__main__", "paac_tf.envs.worker_pool", "paac_tf.envs.worker_process",
-                       "paac_tf.envs.gym_adapter", "paac_tf.envs.atari_portable")
+                       "paac_tf.envs.gym_adapter", "paac_tf.envs.atari_portable",
+                       "paac_tf.envs.fork_server")   # last: see fork_server.py
 _forkserver_preload_requested = False
 
 _SHUTDOWN_GRACE_S = 5.0   # how long close() waits for workers to exit by themselves

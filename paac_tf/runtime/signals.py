@@ -39,6 +39,8 @@ class StopRequest:
       terminal's Ctrl-C reaches the whole process group, and the launcher decides).
     message: logged (warning) at the first signal; %s is the signal's name.
     hurry_message: logged at later signals; %s is the signal's name.
+    before_run: callable(signal name) that ends the process, called for a first signal that
+      comes before `begin_run()` (see `install_for_process`); None: such a signal is noted.
   """
 
   def __init__(self, signals=STOP_SIGNALS, ignore_sigint=False, message=FINISH_UPDATE,

@@ -67,6 +67,7 @@ _DEFAULT_OPTIONS = {
     "actor": {"num_cpus": 1, "scheduling_strategy": "SPREAD"},
 }
 _WAIT_S = 1.0   # the watch loop's poll interval
+_NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
 _CONFIGS_TIMEOUT_S = 10.0   # for the operative configs of the replay and the actors, in all
 
 
@@ -83,16 +84,28 @@ def _import_ray(local):
   """Imports Ray; for a Ray started for this run (`local`), first sets up this process's
   environment, which Ray's processes inherit: Ray's single-machine mode (as on macOS: its
   addresses on loopback, not on the network; read when Ray is imported) and TensorFlow's
-  C++ log level of the one-machine launcher."""
+  C++ log level of the one-machine launcher.
+
+  This process's own Ray driver gets no C++ failure signal handler (RAY_DISABLE_FAILURE_
+  SIGNAL_HANDLER, read when Ray is imported; Ray's processes do not inherit it): ray.init
+  would install one on SIGTERM, and after a SIGTERM that it caught (one that comes during
+  ray.init, before this process's stop handler is put back) it prints a stack dump and
+  ray.shutdown aborts the process (status 134, measured)."""
   if local:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  added = _NO_FAILURE_HANDLER not in os.environ
+  if added:
+    os.environ[_NO_FAILURE_HANDLER] = "1"
   try:
     import ray  # pylint: disable=import-outside-toplevel
   except ImportError:
     raise errors.UserError(
         "train_eval.launcher = 'ray' needs Ray: pip install -e '.[ray]' (on every node of "
         "the cluster).") from None
+  finally:
+    if added:
+      os.environ.pop(_NO_FAILURE_HANDLER, None)
   return ray
 
 
@@ -214,7 +227,8 @@ def _connect(ray, address, root_dir, options, num_actors, stop):
   except ConnectionError as e:
     raise errors.UserError("Cannot connect to the Ray cluster at %r (train_eval.ray_address): "
                            "%s" % (address, errors.user_message(e))) from None
-  # The driver's core worker put a handler of its own (a stack dump, then ours) on SIGTERM.
+  # In case Ray was imported before `_import_ray` (its driver then put a handler of its own,
+  # a stack dump, on SIGTERM): ours again.
   stop.reinstall()
   return owner
 
