@@ -6,12 +6,12 @@ the local launcher, Ape-X on Ray (a cluster this test starts, and a Ray started 
 Each try starts the command in a session of its own (its process group is its own), waits
 until its stop handler is installed (SIGTERM in /proc/PID/status's SigCgt; a signal before
 that lands in the interpreter's own start-up and ends it the default way), then sends one
-signal (seeded RNG: SIGTERM or SIGINT, to the process or to its group) at a moment drawn
-uniformly from a window after one of four moments, in turn (ANCHORS): the handler's
-installation, the run directory's creation, the model's (a new train/ summaries file), the
-run's first interval checkpoint; so moments land in every phase on a fast or a slow
-machine. Checkpoint and export intervals are short; a quarter of the tries send a second
-signal shortly after the first. Tries are chained in a few run directories: each
+signal, SIGTERM or SIGINT (a seeded RNG), to the process or to its group (in turn), at a
+moment drawn uniformly from a window after one of four moments, in turn (ANCHORS): the
+handler's installation, the run directory's creation, the model's (a new train/ summaries
+file), the run's first interval checkpoint; so moments land in every phase on a fast or a
+slow machine. Checkpoint and export intervals are short; a quarter of the tries send a
+second signal shortly after the first. Tries are chained in a few run directories: each
 later try is a rerun that must resume from the checkpoint the one before left.
 
 Every try checks: exit status 0; no traceback and none of TensorFlow's INFO lines; the last
@@ -64,9 +64,10 @@ LAUNCHERS = {
                         ANCHORS),
     "paac_workers": (PAAC, 10, 3, 10.0, ANCHORS),
     "apex_local": (APEX, 10, 3, 10.0, ANCHORS),
-    "apex_ray_cluster": (RAY, 10, 3, 15.0, ANCHORS),
-    # Ray's start (ray.init) and a trained learner: the phases this mode adds.
-    "apex_ray_own": (RAY, 2, 1, 15.0, ("trained", "run")),
+    "apex_ray_cluster": (RAY, 8, 3, 15.0, ANCHORS),
+    # Ray's start (ray.init, the signal to the process) and a trained learner (to the
+    # group, Ray's processes in it): what this mode adds. With the 8 above, 10 Ray tries.
+    "apex_ray_own": (RAY, 2, 1, 15.0, ("run", "trained")),
 }
 # TensorFlow's INFO lines at every export (SavedModel builder, fingerprinting, Keras's input
 # renaming and untraced functions) and at its start-up, which the run keeps off the terminal.
@@ -174,13 +175,12 @@ def _reached(anchor, text, root, old_summaries):
   return True
 
 
-def _one_try(args, root, rng, env, log_path, anchor, window, stats):
+def _one_try(args, root, rng, env, log_path, anchor, to_group, window, stats):
   """Starts the command, sends the signal(s), checks everything; returns a dict of facts."""
   command = [sys.executable, "-m", "paac_tf.train"] + args + ["--root_dir=%s" % root]
   old_events = _summary_files(root)
   before = _latest_checkpoint(root)
   sig = rng.choice([signal.SIGTERM, signal.SIGINT])
-  to_group = rng.random() < 0.5
   offset = rng.uniform(0.0, window)
   second = rng.uniform(0.2, 3.0) if rng.random() < 0.25 else None
   seen = {}
@@ -301,13 +301,18 @@ def _run_tries(name, tmp_path, env, seed, extra=()):
   for i in range(tries):
     root = str(tmp_path / ("run%d" % (i % chains)))
     anchor = anchors[i % len(anchors)]
-    _one_try(args, root, rng, env, str(tmp_path / ("try%d.log" % i)), anchor,
+    # To the process or to its group, in turn, shifted every round of anchors: each
+    # anchor gets both within two rounds.
+    to_group = (i + i // len(anchors)) % 2 == 1
+    _one_try(args, root, rng, env, str(tmp_path / ("try%d.log" % i)), anchor, to_group,
              WINDOWS.get(anchor, window_start), stats)
   elapsed = time.monotonic() - began
   latencies = sorted(f["latency"] for f in stats)
+  began_run = sorted(f["latency"] for f in stats if f["phase"] != "before the run") or [0.0]
   print("\n%s: %d tries in %.0f s; exit statuses %s; checkpoints after a stop with a model "
         "%d/%d; processes left %d; resumed %d; modes %s; after %s; phases %s; two signals %d; "
-        "stop latency median %.1f s, max %.1f s; handler installed after %.2f-%.2f s" % (
+        "stop latency median %.1f s, max %.1f s; handler installed after %.2f-%.2f s; stop "
+        "latency once the run began median %.1f s, max %.1f s" % (
             name, len(stats), elapsed, dict(collections.Counter(f["rc"] for f in stats)),
             sum(f["checkpoint"] for f in stats if f["model"]), sum(f["model"] for f in stats),
             sum(len(f["left"]) for f in stats), sum(f.get("resumed", False) for f in stats),
@@ -315,7 +320,8 @@ def _run_tries(name, tmp_path, env, seed, extra=()):
             dict(collections.Counter(f["anchor"] for f in stats)),
             dict(collections.Counter(f["phase"] for f in stats)),
             sum(f["second"] for f in stats), latencies[len(latencies) // 2], latencies[-1],
-            min(f["installed"] for f in stats), max(f["installed"] for f in stats)))
+            min(f["installed"] for f in stats), max(f["installed"] for f in stats),
+            began_run[len(began_run) // 2], began_run[-1]))
   assert sum(f["model"] for f in stats) >= 1   # some tries stopped a run that had a model
   return stats
 
