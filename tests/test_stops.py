@@ -204,7 +204,7 @@ def _one_try(args, root, rng, env, log_path, anchor, to_group, window, stats):
       time.sleep(0.1)
     model_existed = bool(_summary_files(root) - old_events)
     _watch(process.pid, seen, log_path, wall_started)
-    sent = time.monotonic()
+    sent, sent_wall = time.monotonic(), time.time()
     (os.killpg if to_group else os.kill)(process.pid, sig)
     if second is not None:
       while time.monotonic() < sent + second and process.poll() is None:
@@ -228,11 +228,13 @@ def _one_try(args, root, rng, env, log_path, anchor, to_group, window, stats):
   facts = {"rc": process.returncode, "latency": latency, "installed": installed,
            "model": model_existed, "checkpoint": latest is not None, "left": left,
            "mode": "%s to %s" % (signal.Signals(sig).name, "group" if to_group else "pid"),
-           "second": second is not None, "anchor": anchor, "offset": offset}
+           "second": second is not None, "anchor": anchor, "offset": offset,
+           "sent_at": time.strftime("%H:%M:%S", time.localtime(sent_wall)) + (
+               "%.3f" % (sent_wall % 1))[1:]}
   stats.append(facts)
-  where = "\n%s (%s, %s + %.1f s, %s):\n%s" % (log_path, facts["mode"], anchor, offset,
-                                               "two signals" if second else "one signal",
-                                               text[-3000:])
+  where = "\n%s (%s at %s, %s + %.1f s, %s):\n%s" % (
+      log_path, facts["mode"], facts["sent_at"], anchor, offset,
+      "two signals" if second else "one signal", text[-3000:])
   assert process.returncode == 0, where
   assert "Traceback" not in text, where
   assert [n for n in TF_NOISE if n in text] == [], where
