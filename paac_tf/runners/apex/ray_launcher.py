@@ -426,7 +426,8 @@ class _RayRun:
       for ref in ready:
         self._actor_ended(ref, pending.pop(ref), pending)
     result = self._learner_result(learner_ref, places[0])
-    result["process_operative_configs"] = self._operative_configs(replay)
+    # The learner's own section (from its result) and the replay's and actors'.
+    result.setdefault("process_operative_configs", {}).update(self._operative_configs(replay))
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure
