@@ -33,9 +33,9 @@ lint: $(STAMP)
 
 # The suite without the tests marked `stops` (tests/test_stops.py: 40 signals at random
 # moments of whole runs, ~8 minutes alone, 19 on 2 loaded cores; `make test-stops`) and
-# `cluster` (Ape-X on a multi-host Ray cluster of network namespaces,
-# tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores; root, `ip netns`; skipped
-# otherwise; `make test-cluster`). .ci/run runs all three.
+# `cluster` (Ape-X on multi-node Ray clusters: of network namespaces,
+# tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores, root and `ip netns`, skipped
+# otherwise; and on loopback, tests/test_apex_ray.py's two learning runs; `make test-cluster`). .ci/run runs all three.
 test: $(RAY)
 	$(PY) -m pytest tests -q -m "not cluster and not stops" $(ARGS)
 

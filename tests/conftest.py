@@ -77,8 +77,9 @@ def assert_gone(pids, timeout=10.0):
 
 def pytest_configure(config):
   config.addinivalue_line(
-      "markers", "cluster: Ape-X on a multi-host Ray cluster of network namespaces (root, "
-      "`ip netns`); `make test-cluster`, the last step of .ci/run")
+      "markers", "cluster: Ape-X on a multi-node Ray cluster: of network namespaces (root, `ip "
+      "netns`; tests/test_apex_cluster.py) or on loopback (tests/test_apex_ray.py); "
+      "`make test-cluster`, the last step of .ci/run")
   config.addinivalue_line(
       "markers", "stops: signals at random moments of whole runs of every launcher "
       "(tests/test_stops.py); `make test-stops`, the second step of .ci/run")

@@ -140,6 +140,7 @@ def _result(text):
   return ast.literal_eval(match.group(1).replace("nan", "None"))
 
 
+@pytest.mark.cluster   # a multi-node Ray cluster (on loopback): .ci/run's last step
 @needs_ray
 @pytest.mark.timeout(720)
 def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_actor_kill(
@@ -200,6 +201,7 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
   print("two-node Ray run: %.0f s, result %s" % (elapsed, result))
 
 
+@pytest.mark.cluster   # a multi-node Ray cluster (on loopback): .ci/run's last step
 @needs_ray
 @pytest.mark.timeout(600)
 def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path):
