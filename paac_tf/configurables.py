@@ -1,9 +1,9 @@
 """Imports every module that registers gin configurables, so configs can name them."""
 # pylint: disable=unused-import
-from paac_tf.policies import checkpoint_export as _checkpoint_export
+from paac_tf.algorithms.paac import export as _paac_export
 from paac_tf.runners import train_eval
-from paac_tf.agents.paac import agent as _paac_agent
-from paac_tf.runners.paac import train_loop as _paac_train_loop
+from paac_tf.algorithms.paac import agent as _paac_agent
+from paac_tf.algorithms.paac import train_loop as _paac_train_loop
 from paac_tf.envs import environment as _environment
 from paac_tf.agents.apex import learner_step as _apex_learner_step
 from paac_tf.runners.apex import actor as _apex_actor

@@ -3,12 +3,16 @@
 Layers, from the bottom (a module may import its own layer or the layers below it, never
 one above):
   0  paac_tf.errors, paac_tf.reference_scores         plain helpers and data
-  1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support
-  2  paac_tf.agents, paac_tf.policies                 each algorithm's math and compiled
-                                                      steps; exported policies
-  3  paac_tf.runners                                  the PAAC loop, the Ape-X processes
-  4  entry points: paac_tf (the public API), paac_tf.train / export / evaluate,
+  1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support;
+     paac_tf.algorithms.registry, .base               the algorithm seam
+  2  paac_tf.agents, paac_tf.policies                 shared math; exported policies
+  3  paac_tf.runners                                  train_eval, validation, the Ape-X
+                                                      processes (replay, actors, learner)
+  4  paac_tf.algorithms.<name>                        one package per algorithm: its update,
+                                                      acting, loop, network, policy outputs
+  5  entry points: paac_tf (the public API), paac_tf.train / export / evaluate,
      paac_tf.apex_* process commands, paac_tf.configurables, paac_tf.tools
+The layers below 4 reach an algorithm only through the registry (by name, at run time).
 Every import counts, those inside functions too. No module below layer 4 imports an entry
 point, and the import graph between modules has no cycle.
 """
@@ -22,11 +26,13 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 LAYERS = (
     (0, ("paac_tf.errors", "paac_tf.reference_scores")),
-    (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime")),
+    (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime", "paac_tf.algorithms.registry",
+         "paac_tf.algorithms.base")),
     (2, ("paac_tf.agents", "paac_tf.policies")),
     (3, ("paac_tf.runners",)),
+    (4, ("paac_tf.algorithms",)),
 )
-ENTRY_LAYER = 4
+ENTRY_LAYER = 5
 
 
 def layer_of(module):
@@ -117,12 +123,16 @@ def test_the_checks_catch_what_they_should():
   assert find_cycle({"a": {"b"}, "b": set()}) is None
   assert upward_imports({"paac_tf.envs.x": {"paac_tf.runners.y"}}) == [
       "paac_tf.envs.x (layer 1) imports paac_tf.runners.y (layer 3)"]
+  assert upward_imports({"paac_tf.runners.y": {"paac_tf.algorithms.paac.z"}}) == [
+      "paac_tf.runners.y (layer 3) imports paac_tf.algorithms.paac.z (layer 4)"]
+  assert layer_of("paac_tf.algorithms.registry") == 1
   assert upward_imports({"paac_tf.runners.y": {"paac_tf.envs.x"}}) == []
   assert layer_of("paac_tf.train") == ENTRY_LAYER
   assert layer_of("paac_tf.tools.compare") == ENTRY_LAYER
 
 
-@pytest.mark.parametrize("module", ["paac_tf.agents.paac.agent", "paac_tf.runners.paac.train_loop"])
+@pytest.mark.parametrize("module", ["paac_tf.algorithms.paac.agent",
+                                    "paac_tf.algorithms.paac.train_loop"])
 def test_graph_sees_function_level_imports(module):
   graph = import_graph()
   assert graph[module], module

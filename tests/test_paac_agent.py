@@ -4,9 +4,9 @@ import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.agents.paac import losses
-from paac_tf.agents.paac import returns
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import losses
+from paac_tf.algorithms.paac import returns
 from paac_tf.networks import actor_critic
 
 T, B, A = 5, 4, 6
@@ -152,7 +152,7 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
   the rollout runner is one packed act call per step and one packed train call, each
   returning one tensor, and the metrics come back as numpy numbers. With stored
   activations: `act_packed` at step 0, `act_stored` at the others, `train_stored`."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
   try:

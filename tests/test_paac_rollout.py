@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 

@@ -9,13 +9,13 @@ import tensorflow as tf
 from tf_agents.specs import array_spec
 
 from paac_tf import errors
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import rollout
 from paac_tf.tools import benchmark_tables
 from paac_tf.tools import precision_measurements
 
@@ -234,7 +234,7 @@ def test_driver_loop_trains_on_t_max_steps_of_every_environment():
   code = r'''
 import json
 import numpy as np
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.networks import actor_critic
 from paac_tf.tools import tf_agents_baseline
 from tf_agents.specs import array_spec

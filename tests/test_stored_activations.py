@@ -5,11 +5,11 @@ import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import stored_activations
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import rollout
 
 T, B, A = 3, 4, 6
 IMAGE = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)

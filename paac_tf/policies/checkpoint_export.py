@@ -1,16 +1,13 @@
-"""Exports of training runs: a run's checkpoint as a SavedModel, and training's own exports.
+"""Exports of training runs: a run's checkpoint as a SavedModel.
 
 `export_checkpoint` (behind `python -m paac_tf.export`) finds a checkpoint in a run
 directory, rebuilds the run's network from its recorded spec (`run_settings.network_spec`),
-restores the weights and saves the policy (`saved_model`). `training_exporter` is the
-gin-configurable exporter the PAAC training loop calls (`training_exporter.greedy`).
+restores the weights and saves the policy (`saved_model`).
 """
 import contextlib
 import os
 import re
 
-from absl import logging
-import gin
 import tensorflow as tf
 
 from paac_tf import errors
@@ -110,31 +107,3 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
                                         greedy=greedy)
   return saved_model.save_paac_policy(model, observation_spec, base_dir, version, metadata,
                                       greedy=greedy)
-
-
-@gin.configurable(denylist=["root_dir", "env_name"])
-def training_exporter(root_dir, env_name, greedy=False):
-  """Returns exporter(agent, env, step) writing root_dir/policies/<model_name>/<step>/.
-
-  A version that exists already (e.g. the final export of a resumed run that had
-  finished) is skipped with a log line, returning None.
-  """
-  base = os.path.join(root_dir, "policies", saved_model.model_name(env_name))
-
-  def export(agent, env, step):
-    path = saved_model.version_dir(base, step)
-    if tf.io.gfile.exists(path):
-      logging.info("Export %s exists already; skipped.", path)
-      return None
-    run_config = {}
-    try:
-      run_config = run_settings.read_run_config(root_dir)
-    except errors.UserError:
-      pass
-    metadata = {"env_name": env_name, "train_step": int(step), "run_config": run_config,
-                "operative_config": gin.operative_config_str(),
-                "network": getattr(agent.model, "torso_name", None)}
-    return saved_model.save_paac_policy(agent.model, env.observation_spec(), base, step,
-                                        metadata, greedy=greedy)
-
-  return export

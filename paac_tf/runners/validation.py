@@ -21,11 +21,11 @@ import gin
 
 from paac_tf import errors
 from paac_tf.agents.apex import learner_step
+from paac_tf.algorithms import registry
 from paac_tf.envs import factory
 from paac_tf.envs import names
 from paac_tf.networks import precision
 from paac_tf.networks import torsos
-from paac_tf.policies import run_settings
 from paac_tf.runtime import config
 
 REQUIRED = ("train_eval.env_name", "train_eval.total_steps")
@@ -86,13 +86,30 @@ COUNT = integer(1)
 SEED = integer(0, 2 ** 31 - 1)
 UNITS = Check("a tuple of integers >= 1, e.g. (64, 64)", lambda v: isinstance(
     v, (tuple, list)) and all(_is_int(u) and u >= 1 for u in v))
+class _AlgorithmName(Check):
+  """A registered algorithm's name, or 'module:name' of one a module registers."""
+
+  def __init__(self):
+    super().__init__(None, lambda v: isinstance(v, str) and (v in registry.names() or
+                                                             ":" in v))
+
+  @property
+  def allowed(self):
+    return "one of %s" % ", ".join(repr(n) for n in registry.names())
+
+  @allowed.setter
+  def allowed(self, value):
+    del value
+
+
+ALGORITHM = _AlgorithmName()
 ENV_NAME = Check("an Atari game or a gymnasium id, e.g. 'Pong' or 'CartPole-v1'",
                  lambda v: isinstance(v, str) and bool(v))
 
 CHECKS = {
     "train_eval.env_name": ENV_NAME,
     "train_eval.total_steps": COUNT,
-    "train_eval.algorithm": choice(run_settings.ALGORITHMS),
+    "train_eval.algorithm": ALGORITHM,
     "train_eval.seed": SEED,
     "train_eval.deterministic": BOOL,
     # PAAC
@@ -211,6 +228,11 @@ def _check(binding, value, name=None):
     if isinstance(value, float) and value.is_integer() and "integer" in check.allowed:
       hint = " (write %d, not %r)" % (value, value)
     raise errors.ConfigError("%s = %r: must be %s%s." % (name, value, check.allowed, hint))
+  if check is ALGORITHM:
+    try:
+      registry.get(value)
+    except registry.UnknownAlgorithmError as e:
+      raise errors.ConfigError("%s = %r: %s" % (name, value, e)) from None
   if check is ENV_NAME:
     try:
       names.check_env_name(value)
@@ -258,7 +280,7 @@ def check_bindings(required=REQUIRED):
     value = _bound_value(binding)
     if value is not _UNBOUND:
       _check(binding, value)
-  check_worker_split()
+  registry.get(_value("train_eval.algorithm", registry.DEFAULT)).check_config(_value)
 
 
 def checked_env_name(env_name=None):
@@ -278,22 +300,23 @@ def _value(binding, default):
   return default if value is _UNBOUND else value
 
 
-def check_worker_split():
+def check_worker_split(configurable, bound=_value):
   """n_e environments are stepped by n_w worker processes, each the same number of them,
   on the paths that use worker processes (gymnasium ids and the portable Atari backend;
-  the C++ vector backend takes n_w as its thread count): n_e must be a multiple of n_w."""
-  env_name = _value("train_eval.env_name", None)
+  the C++ vector backend takes n_w as its thread count): `configurable`'s num_envs must be
+  a multiple of its num_workers (bound, else its defaults). `bound(binding, default)`
+  reads the configuration."""
+  env_name = bound("train_eval.env_name", None)
   if env_name is None:
     return
   atari = names.resolve_atari(str(env_name)) is not None
-  if atari and _value("make_environment.atari_backend", "vector") == "vector":
+  if atari and bound("make_environment.atari_backend", "vector") == "vector":
     return
-  for configurable, num_envs, num_workers in (("paac_train", 32, 8), ("apex_actor", 16, 0)):
-    n_e = _value(configurable + ".num_envs", num_envs)
-    n_w = _value(configurable + ".num_workers", num_workers)
-    if n_w and n_e % n_w:
-      raise errors.ConfigError(
-          "%s.num_envs = %d is not a multiple of %s.num_workers = %d: each worker process "
-          "steps the same number of environments; choose num_workers among the divisors of "
-          "num_envs (or 0 to step them in this process)." % (configurable, n_e, configurable,
-                                                             n_w))
+  name = configurable.__name__
+  n_e = bound(name + ".num_envs", config.signature_default(configurable, "num_envs"))
+  n_w = bound(name + ".num_workers", config.signature_default(configurable, "num_workers"))
+  if n_w and n_e % n_w:
+    raise errors.ConfigError(
+        "%s.num_envs = %d is not a multiple of %s.num_workers = %d: each worker process "
+        "steps the same number of environments; choose num_workers among the divisors of "
+        "num_envs (or 0 to step them in this process)." % (name, n_e, name, n_w))

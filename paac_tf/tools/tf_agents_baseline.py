@@ -135,7 +135,7 @@ def part_tf_agents(game, num_envs, num_workers, t_max, num_rounds, seconds,
   """The baseline and this project's environments and loop, in alternating segments of
   `seconds` for `num_rounds` rounds (see the module docstring): each round's rates
   (agent steps/s) and ratios, and their medians."""
-  from paac_tf.agents.paac import agent as agent_lib
+  from paac_tf.algorithms.paac import agent as agent_lib
   from paac_tf.envs import environment
   from paac_tf.networks import actor_critic
   started = time.monotonic()

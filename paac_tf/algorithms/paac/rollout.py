@@ -38,7 +38,7 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import batched
 
 LAST = batched.LAST

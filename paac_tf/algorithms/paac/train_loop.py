@@ -13,8 +13,8 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import specs

@@ -22,8 +22,8 @@ import gin
 import tensorflow as tf
 
 from paac_tf.agents import optimizers
-from paac_tf.agents.paac import losses
-from paac_tf.agents.paac import returns as returns_lib
+from paac_tf.algorithms.paac import losses
+from paac_tf.algorithms.paac import returns as returns_lib
 from paac_tf.networks import stored_activations
 
 
