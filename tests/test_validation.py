@@ -1,4 +1,5 @@
-"""Validation of user-settable parameters before any work starts (runners/validation.py)."""
+"""Validation of user-settable parameters before any work starts (runners/validation.py),
+against the checks each configurable declares in its signature (runtime/checks.py)."""
 import os
 import re
 
@@ -11,6 +12,7 @@ from paac_tf import errors
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
 from paac_tf.runners import validation
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
 
 pytestmark = pytest.mark.timeout(120)
@@ -141,13 +143,24 @@ def test_every_binding_of_the_shipped_configs_is_checked_and_passes(gin_file):
   config.parse([gin_file], [])
   bound = re.findall(r"^([A-Za-z_]\w*\.\w+) = ", gin.config_str(), re.MULTILINE)
   assert bound
-  assert not set(bound) - set(validation.CHECKS), "bindings without a check"
+  assert not set(bound) - set(validation.checks()), "bindings without a check"
   validation.check_bindings()
 
 
 def test_every_check_names_a_real_parameter():
   # gin refuses a binding of a parameter that its configurable does not have.
-  gin.parse_config(["%s = None" % binding for binding in validation.CHECKS])
+  gin.parse_config(["%s = None" % binding for binding in validation.checks()])
+
+
+def test_checks_are_read_from_the_signatures():
+  """A configurable's annotations are its checks: nothing else lists them."""
+  @checks.configurable(module="test_checks")
+  def made_up(count: checks.Count = 1, ratio: checks.Fraction = 0.5, name="x"):
+    return count, ratio, name
+  declared = checks.declared()
+  assert declared["made_up.count"] is checks.COUNT and "made_up.name" not in declared
+  assert declared["made_up.ratio"].allowed == "a number in (0, 1]"
+  assert made_up() == (1, 0.5, "x")
 
 
 def test_train_eval_checks_arguments_given_in_code(tmp_path):

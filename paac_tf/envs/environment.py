@@ -1,16 +1,19 @@
 """The gin-configurable way for training jobs to build their batched environment."""
 import os
 
-import gin
-
 from paac_tf.envs import factory
 from paac_tf.envs import grouped
+from paac_tf.runtime import checks
 
 
-@gin.configurable(module="paac_tf.envs", denylist=["env_name", "num_envs", "num_workers", "seed"])
-def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vector",
-                     num_threads=None, num_groups=1, reward_clipping=True, episodic_life=False,
-                     noop_max=30, max_episode_frames=108000, fire_reset=False):
+@checks.configurable(module="paac_tf.envs",
+                     denylist=["env_name", "num_envs", "num_workers", "seed"])
+def make_environment(env_name, num_envs, num_workers, seed,
+                     atari_backend: checks.one_of(factory.ATARI_BACKENDS) = "vector",
+                     num_threads: checks.OptionalCount = None, num_groups: checks.Count = 1,
+                     reward_clipping: checks.Bool = True, episodic_life: checks.Bool = False,
+                     noop_max: checks.NonNegativeInt = 30,
+                     max_episode_frames: checks.Count = 108000, fire_reset: checks.Bool = False):
   """Builds the batched env of n_e = `num_envs` environments.
 
   For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its

@@ -4,15 +4,26 @@ import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import names
 from paac_tf.runners import validation
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
 
 LAUNCHERS = ("local", "ray")
 
 
-@gin.configurable
-def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED,
-               algorithm=registry.DEFAULT, seed=0, deterministic=False, launcher="local",
+ENV_NAME = checks.Check("an Atari game or a gymnasium id, e.g. 'Pong' or 'CartPole-v1'",
+                        lambda v: isinstance(v, str) and bool(v), resolve=names.check_env_name)
+ALGORITHM = checks.Check(
+    lambda: "one of %s" % ", ".join(repr(n) for n in registry.names()),
+    lambda v: isinstance(v, str) and (v in registry.names() or ":" in v), resolve=registry.get)
+
+
+@checks.configurable()
+def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
+               total_steps: checks.Count = gin.REQUIRED,
+               algorithm: checks.allows(ALGORITHM, str) = registry.DEFAULT,
+               seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
                ray_address=None):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`.
 

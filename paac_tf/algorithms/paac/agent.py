@@ -18,13 +18,13 @@ TensorFlow 2.15 on Python 3.11 never frees ~48 bytes of each EagerTensor it crea
 (tensorflow/tensorflow#62551); at 29 tensors an update a Pong trainer grew by ~1 MB a
 minute, the packed calls create 15.
 """
-import gin
 import tensorflow as tf
 
 from paac_tf.agents import optimizers
 from paac_tf.algorithms.paac import losses
 from paac_tf.algorithms.paac import returns as returns_lib
 from paac_tf.networks import stored_activations
+from paac_tf.runtime import checks
 
 
 # The metrics of `train`, in the order of `train_packed`'s vector.
@@ -32,13 +32,16 @@ METRIC_NAMES = ("Losses/policy", "Losses/value", "Losses/entropy", "Losses/total
                 "Optimizer/learning_rate", "Optimizer/global_norm")
 
 
-@gin.configurable(module="paac")
+@checks.configurable(module="paac")
 class PaacAgent(tf.Module):
   """Holds the model, optimizer and RNG; exposes compiled `act` and `train`."""
 
-  def __init__(self, model, total_updates, learning_rate=0.0224, lr_anneal_steps=None,
-               steps_per_update=1, rmsprop_decay=0.99, rmsprop_epsilon=0.1, entropy_coef=0.02,
-               value_coef=0.25, loss_scale=5.0, max_grad_norm=3.0, gamma=0.99, jit_compile=False,
+  def __init__(self, model, total_updates, learning_rate: checks.Positive = 0.0224,
+               lr_anneal_steps: checks.OptionalCount = None, steps_per_update=1,
+               rmsprop_decay: checks.Decay = 0.99, rmsprop_epsilon: checks.Positive = 0.1,
+               entropy_coef: checks.NonNegative = 0.02, value_coef: checks.NonNegative = 0.25,
+               loss_scale: checks.Positive = 5.0, max_grad_norm: checks.Positive = 3.0,
+               gamma: checks.Fraction = 0.99, jit_compile: checks.Bool = False,
                reuse_activations=True, seed=0):
     """Args (the gin-settable ones are the algorithm's hyperparameters):
       model: the actor-critic Keras model.

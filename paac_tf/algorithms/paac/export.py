@@ -8,10 +8,11 @@ import tensorflow as tf
 from paac_tf import errors
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
+from paac_tf.runtime import checks
 
 
-@gin.configurable(denylist=["root_dir", "env_name"])
-def training_exporter(root_dir, env_name, greedy=False):
+@checks.configurable(denylist=["root_dir", "env_name"])
+def training_exporter(root_dir, env_name, greedy: checks.Bool = False):
   """Returns exporter(agent, env, step) writing root_dir/policies/<model_name>/<step>/.
 
   A version that exists already (e.g. the final export of a resumed run that had

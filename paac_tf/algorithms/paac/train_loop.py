@@ -9,7 +9,6 @@ import os
 import time
 
 from absl import logging
-import gin
 import numpy as np
 import tensorflow as tf
 
@@ -17,8 +16,11 @@ from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
+from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import specs
+from paac_tf.networks import torsos
 from paac_tf.runtime import checkpointing
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
@@ -26,13 +28,18 @@ from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 
 
-@gin.configurable(module="paac")
-def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
-               network="arch_nips", mlp_units=(64, 64), initializer="torch",
-               checkpoint_interval=1_000_000,
-               keep_checkpoints=3, summary_interval=20, export_interval=None,
-               stop_at_average_return=None, overlap_learner=False, precision="float32",
-               exporter=None):
+@checks.configurable(module="paac")
+def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count = 32,
+               num_workers: checks.NonNegativeInt = 8, t_max: checks.Count = 5,
+               network: checks.one_of(torsos.TORSOS) = "arch_nips",
+               mlp_units: checks.Units = (64, 64),
+               initializer: checks.one_of(torsos.INITIALIZERS) = "torch",
+               checkpoint_interval: checks.Count = 1_000_000,
+               keep_checkpoints: checks.Count = 3, summary_interval: checks.Count = 20,
+               export_interval: checks.OptionalCount = None,
+               stop_at_average_return: checks.OptionalNumber = None,
+               overlap_learner: checks.Bool = False,
+               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
 
   Args:

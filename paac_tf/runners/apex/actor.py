@@ -40,7 +40,6 @@ import os
 import time
 
 from absl import logging
-import gin
 import numpy as np
 
 from paac_tf import errors
@@ -53,6 +52,7 @@ from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import weights as weights_lib
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
@@ -83,14 +83,18 @@ def environment_specs(env_name, seed=0):
     env.close()
 
 
-@gin.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
+@checks.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
                                             "env_name", "root_dir", "seed", "parent_pid",
                                             "stop"])
 def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=None, seed=0,
-               num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
-               epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
-               report_interval_s=1.0, log_interval_s=30.0, tf_threads=1,
-               tf_inter_op_threads=None, max_steps=None, server_timeout_s=300.0,
+               num_envs: checks.Count = 16, num_workers: checks.NonNegativeInt = 0,
+               discount: checks.Fraction = 0.99, epsilon_base: checks.Probability = 0.4,
+               epsilon_alpha: checks.NonNegative = 7.0,
+               weights_refresh_interval: checks.Count = 100, chunk_length: checks.Count = 16,
+               report_interval_s: checks.Positive = 1.0, log_interval_s: checks.Positive = 30.0,
+               tf_threads: checks.OptionalNonNegativeInt = 1,
+               tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
+               max_steps: checks.OptionalCount = None, server_timeout_s: checks.Positive = 300.0,
                parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 

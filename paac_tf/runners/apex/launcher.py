@@ -31,6 +31,7 @@ import gin
 from paac_tf import errors
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import replay as replay_lib
+from paac_tf.runtime import checks
 
 CONFIG_FILE = "apex_config.gin"
 REPLAY_CHECKPOINT_DIR = "replay_checkpoint"
@@ -159,9 +160,12 @@ class ActorProcesses:
         p.wait()
 
 
-@gin.configurable(module="apex")
-def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
-              checkpoint_replay=False, max_actor_restarts=20, shutdown_grace_s=10.0):
+@checks.configurable(module="apex")
+def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count = 2,
+              port: checks.allows(checks.optional(checks.integer(1, 65535))) = None,
+              checkpoint_replay: checks.Bool = False,
+              max_actor_restarts: checks.NonNegativeInt = 20,
+              shutdown_grace_s: checks.NonNegative = 10.0):
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:

@@ -50,6 +50,7 @@ from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.runtime import checkpointing
+from paac_tf.runtime import checks
 from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
@@ -80,13 +81,20 @@ class LoopSettings:
   server_timeout_s: float
 
 
-@gin.configurable(module="apex")
-def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, batch_size=512,
-                 publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
-                 keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
-                 low_epsilon=actor_reports.DEFAULT_LOW_EPSILON, prefetch=2, dataset_workers=1,
-                 report_interval_s=1.0, tf_threads=None, tf_inter_op_threads=None,
-                 server_timeout_s=300.0, stop=None, health_check=None, on_finished=None):
+@checks.configurable(module="apex")
+def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0,
+                 batch_size: checks.Count = 512, publish_interval: checks.Count = 25,
+                 summary_interval: checks.Count = 100,
+                 checkpoint_interval: checks.Count = 1_000_000,
+                 keep_checkpoints: checks.Count = 3, export_interval: checks.OptionalCount = None,
+                 stop_at_average_return: checks.OptionalNumber = None,
+                 low_epsilon=actor_reports.DEFAULT_LOW_EPSILON,
+                 prefetch: checks.NonNegativeInt = 2, dataset_workers: checks.Count = 1,
+                 report_interval_s: checks.Positive = 1.0,
+                 tf_threads: checks.OptionalNonNegativeInt = None,
+                 tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
+                 server_timeout_s: checks.Positive = 300.0, stop=None, health_check=None,
+                 on_finished=None):
   """Trains until `total_steps` agent steps were reported by the actors; resumable.
 
   Args:

@@ -37,11 +37,11 @@ import os
 import time
 
 from absl import logging
-import gin
 
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runtime import checks
 from paac_tf.runtime import signals
 
 # Default of the stats table: ~1 report per actor per second, so hours of slack.
@@ -51,9 +51,12 @@ _NETWORK_WARNING = (
     "address) and has no authentication: firewall this port on untrusted networks.")
 
 
-@gin.configurable(module="apex")
-def apex_replay(capacity=2_000_000, priority_exponent=0.6, learning_starts=50_000,
-                samples_per_insert=1.0, samples_per_insert_tolerance=0.1, error_buffer=None):
+@checks.configurable(module="apex")
+def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.NonNegative = 0.6,
+                learning_starts: checks.NonNegativeInt = 50_000,
+                samples_per_insert: checks.Positive = 1.0,
+                samples_per_insert_tolerance: checks.NonNegative = 0.1,
+                error_buffer: checks.OptionalPositive = None):
   """The replay table's settings.
 
   Args:

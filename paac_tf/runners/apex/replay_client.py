@@ -14,13 +14,13 @@ import socket
 import time
 
 from absl import logging
-import gin
 import reverb
 import tensorflow as tf
 import tree
 
 from paac_tf import errors
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runtime import checks
 
 
 class ReplayMismatchError(RuntimeError):
@@ -40,7 +40,7 @@ class ReplayUnavailableError(RuntimeError):
 EXIT_REPLAY_UNREACHABLE = 3
 
 
-@gin.configurable(module="apex")
+@checks.configurable(module="apex")
 class ReplayRetry:
   """How actors and learner wait for an unreachable replay server.
 
@@ -50,7 +50,8 @@ class ReplayRetry:
     probe_timeout_s: deadline of each attempt (a `server_info` call), in whole seconds.
   """
 
-  def __init__(self, initial_s=1.0, max_s=30.0, probe_timeout_s=10):
+  def __init__(self, initial_s: checks.Positive = 1.0, max_s: checks.Positive = 30.0,
+               probe_timeout_s: checks.Positive = 10):
     self.initial_s = float(initial_s)
     self.max_s = float(max_s)
     self.probe_timeout_s = max(1, int(probe_timeout_s))
