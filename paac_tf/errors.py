@@ -1,4 +1,8 @@
 """User-facing errors: each is reported as one clear line and a non-zero exit."""
+import os
+import sys
+
+from absl import app
 
 
 class UserError(Exception):
@@ -29,10 +33,6 @@ def user_message(error):
 def run_cli(main_fn):
   """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
   and exits with status 2 (no traceback). Every entry point of the package uses this."""
-  import os  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  from absl import app  # pylint: disable=import-outside-toplevel
-
   def wrapped(argv):
     try:
       return main_fn(argv)

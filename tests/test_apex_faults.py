@@ -278,6 +278,8 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   still sees the learner's `done` (in-process: real server, actor and weights)."""
   import threading  # pylint: disable=import-outside-toplevel
   import gin  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms import registry  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay as replay_lib  # pylint: disable=import-outside-toplevel
@@ -286,7 +288,7 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   import reverb  # pylint: disable=import-outside-toplevel
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = actor_lib.environment_specs("CartPole-v1")
+  spec, num_actions = environment.specs("CartPole-v1")
   layout = replay_layout.ReplayLayout(spec)
   settings = replay_lib.apex_replay(capacity=10_000, learning_starts=50, samples_per_insert=1.0,
                                     error_buffer=2.0)
@@ -311,8 +313,8 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   try:
     thread.start()
     counters = actor_lib.apex_actor(address, actor_index=0, num_actors=1,
-                                    env_name="CartPole-v1", num_envs=4, chunk_length=4,
-                                    stop=_NoStop())
+                                    env_name="CartPole-v1", algorithm=registry.get("apex"),
+                                    num_envs=4, chunk_length=4, stop=_NoStop())
     stopped_at = time.monotonic()
   finally:
     thread.join(timeout=70)

@@ -9,14 +9,16 @@ import gin
 import pytest
 
 from conftest import REPO, run_module
-from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
 from paac_tf import errors
+from paac_tf.runners import train_eval
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import launcher
 from paac_tf.runtime import config
 from paac_tf.runtime import root_dirs
 from paac_tf.runtime import signals
+
+train_eval.load_configurables()   # the configurables the configs name
 
 ENTRY_POINTS = ("paac_tf.apex_replay", "paac_tf.apex_actor", "paac_tf.apex_learner")
 

@@ -204,7 +204,7 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
     assert learner.returncode == 0, text[-4000:]
     result = _result(text)
     assert result["reason"] == "done" and result["env_steps"] >= 6000, result
-    assert result["learner_steps"] > 0, result
+    assert result["updates"] > 0, result
     # Episodes of the environments at epsilon <= 0.005 (0.4 ** 6..8 of the 8-step ladder).
     assert result["low_epsilon"] == 0.005 and result["average_return_low_epsilon"] > 0, result
     # The learner's final `done` weights stop the actor on its next refresh.
@@ -252,10 +252,10 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
   assert "Replay restored" not in first_text
   # Steps, weights and optimizer state come back (Adam steps once per learner step).
   assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
-      first["env_steps"], first["learner_steps"], first["learner_steps"]) in text
+      first["env_steps"], first["updates"], first["updates"]) in text
   restored = re.search(r"Replay restored from the checkpoint in .*replay_checkpoint: (\d+) "
                        r"transitions, 1 weights item", text)
   assert restored and int(restored.group(1)) > 1000, text[-4000:]
   assert second["reason"] == "done" and second["env_steps"] >= first["env_steps"] + 8000, second
-  assert second["learner_steps"] > first["learner_steps"], (first, second)
+  assert second["updates"] > first["updates"], (first, second)
   assert second["episodes"] > first["episodes"]

@@ -2,7 +2,7 @@
 
 Layers, from the bottom (a module may import its own layer or the layers below it, never
 one above):
-  0  paac_tf.errors, paac_tf.reference_scores         plain helpers and data
+  0  paac_tf.errors                                   user-facing errors
   1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support;
      paac_tf.algorithms.registry, .base               the algorithm seam
   2  paac_tf.agents, paac_tf.policies                 shared math; exported policies
@@ -11,13 +11,14 @@ one above):
   4  paac_tf.algorithms.<name>                        one package per algorithm: its update,
                                                       acting, loop, network, policy outputs
   5  entry points: paac_tf (the public API), paac_tf.train / export / evaluate,
-     paac_tf.apex_* process commands, paac_tf.configurables, paac_tf.tools
+     paac_tf.apex_* process commands, paac_tf.tools
 The layers below 4 reach an algorithm only through the registry (by name, at run time).
 Every import counts, those inside functions too. No module below layer 4 imports an entry
 point, and the import graph between modules has no cycle.
 """
 import ast
 import os
+import re
 
 import pytest
 
@@ -25,7 +26,7 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
                            "paac_tf")
 
 LAYERS = (
-    (0, ("paac_tf.errors", "paac_tf.reference_scores")),
+    (0, ("paac_tf.errors",)),
     (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime", "paac_tf.algorithms.registry",
          "paac_tf.algorithms.base")),
     (2, ("paac_tf.agents", "paac_tf.policies")),
@@ -136,3 +137,59 @@ def test_the_checks_catch_what_they_should():
 def test_graph_sees_function_level_imports(module):
   graph = import_graph()
   assert graph[module], module
+
+
+_DIRECTIVE = re.compile(r"(pylint:\s*[\w-]+=[\w,-]+|noqa(:\s*[\w,]+)?)")
+
+
+def _reason(comment):
+  """A comment's text without lint directives ('' if it is only directives)."""
+  return _DIRECTIVE.sub("", comment).strip(" #()")
+
+
+def lazy_imports_without_a_reason(path):
+  """[(line, text)] of the imports inside functions of the file that no comment explains:
+  none on the import's line, nor on the comment and import lines just above it."""
+  with open(path, encoding="utf-8") as f:
+    source = f.read()
+  lines = source.splitlines()
+  found = []
+  for node in ast.walk(ast.parse(source, path)):
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      continue
+    for sub in ast.walk(node):
+      if not isinstance(sub, (ast.Import, ast.ImportFrom)):
+        continue
+      k, explained = sub.lineno - 1, False
+      while k >= 0 and not explained:
+        text = lines[k].strip()
+        is_import = text.startswith(("import ", "from "))
+        if not (is_import or text.startswith("#")) and k != sub.lineno - 1:
+          break
+        comment = text[text.index("#"):] if "#" in text else ""
+        explained = bool(_reason(comment))
+        k -= 1
+      if not explained:
+        found.append((sub.lineno, lines[sub.lineno - 1].strip()))
+  return found
+
+
+def test_imports_inside_functions_say_why_they_are_lazy():
+  """Imports go at the top of a module unless a comment says why one must be lazy (the
+  tools, command programs of their own, are not held to it yet)."""
+  unexplained = []
+  for module, path in sorted(package_modules().items()):
+    if module.startswith("paac_tf.tools"):
+      continue
+    unexplained += ["%s:%d %s" % (module, line, text)
+                    for line, text in lazy_imports_without_a_reason(path)]
+  assert unexplained == []
+
+
+def test_the_lazy_import_check_reads_comments(tmp_path):
+  path = tmp_path / "m.py"
+  path.write_text("def f():\n  import os  # pylint: disable=import-outside-toplevel\n"
+                  "  # Lazy: heavy.\n  import sys  # pylint: disable=import-outside-toplevel\n"
+                  "  import json  # noqa: F401  (optional)\n")
+  assert lazy_imports_without_a_reason(str(path)) == [
+      (2, "import os  # pylint: disable=import-outside-toplevel")]

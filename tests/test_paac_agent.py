@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
+from paac_tf.algorithms.paac import update as update_lib
 from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.algorithms.paac import losses
 from paac_tf.algorithms.paac import returns
@@ -139,8 +140,8 @@ def test_packed_act_and_train_are_act_and_train():
   metrics = a.train(obs_b, act_b, rewards, discounts, next_last, is_last, values_b)
   step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
   vector = b.train_packed(obs_b, act_b, step_data, values_b).numpy()
-  assert vector.shape == (len(agent_lib.METRIC_NAMES),)
-  for name, value in zip(agent_lib.METRIC_NAMES, vector):
+  assert vector.shape == (len(update_lib.METRIC_NAMES),)
+  for name, value in zip(update_lib.METRIC_NAMES, vector):
     np.testing.assert_allclose(value, float(metrics[name]), rtol=1e-5, err_msg=name)
   for wa, wb in zip(a.model.get_weights(), b.model.get_weights()):
     np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-7)
@@ -172,7 +173,7 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
       assert calls == ["act_stored"] * 4 + ["act_packed", "train_stored"]
     else:
       assert calls == ["act_packed"] * 5 + ["train_packed"]
-    assert set(metrics) == set(agent_lib.METRIC_NAMES)
+    assert set(metrics) == set(update_lib.METRIC_NAMES)
     assert all(isinstance(v, np.floating) for v in metrics.values())
   finally:
     env.close()

@@ -70,7 +70,7 @@ def test_a_resumed_training_run_keeps_its_episode_count(tmp_path):
   kwargs = dict(root_dir=str(tmp_path), env_name="CartPole-v1", total_steps=2000,
                 num_envs=8, num_workers=1, network="mlp", checkpoint_interval=1000)
   first = train_loop.paac_train(**kwargs)
-  assert first["episodes"] > 0
+  assert first.episodes > 0
   again = train_loop.paac_train(**kwargs)
-  assert again["env_steps"] == first["env_steps"] and again["updates"] == first["updates"]
-  assert again["episodes"] == first["episodes"]
+  assert again.env_steps == first.env_steps and again.updates == first.updates
+  assert again.episodes == first.episodes

@@ -1,5 +1,5 @@
 """paac_tf.tools (events, run_results, results_table, compare, plot, benchmark) and
-paac_tf.reference_scores, on real event files and a real Reverb replay."""
+paac_tf.tools.reference_scores, on real event files and a real Reverb replay."""
 import csv
 import json
 import os
@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot

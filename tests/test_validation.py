@@ -7,13 +7,14 @@ import gin
 import pytest
 
 from conftest import run_module
-from paac_tf import configurables  # noqa: F401  (registers the gin configurables)
 from paac_tf import errors
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
 from paac_tf.runners import validation
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
+
+train_eval.load_configurables()   # the configurables the configs name
 
 pytestmark = pytest.mark.timeout(120)
 

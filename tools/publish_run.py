@@ -91,7 +91,7 @@ def main():
   with open(os.path.join(args.run_dir, "train", "run_config.json")) as f:
     run_config = json.load(f)
   steps = int(ev.last_env_step() or 0)
-  from paac_tf import reference_scores as ref  # pylint: disable=import-outside-toplevel
+  from paac_tf.tools import reference_scores as ref  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
   atari = names.resolve_atari(run_config.get("env_name", "")) is not None
   info = {"command": args.command, "wall_time_s": ev.wall_time_s(), "agent_steps": steps,

@@ -49,8 +49,8 @@ class Algorithm:
 
   # --- the run ------------------------------------------------------------------------------
   def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
-    """Trains in `root_dir` on `env` (an `envs.names.ResolvedEnv`) for `total_steps` agent
-    steps; returns a `runtime.cadence.RunResult`."""
+    """Trains in `root_dir` on `env` (an `envs.names.Environment`: resolved once, where the
+    run starts) for `total_steps` agent steps; returns a `runtime.cadence.RunResult`."""
     raise NotImplementedError
 
   def check_config(self, bound):

@@ -71,6 +71,14 @@ def reference(algorithm):
   return "%s:%s" % (type(algorithm).__module__, algorithm.name)
 
 
+def record(algorithm):
+  """What a run records of its algorithm in train/run_config.json: its name, and the module
+  that registers it unless it is built in (`get` finds it again in a fresh process)."""
+  if algorithm.name in BUILTIN:
+    return {"algorithm": algorithm.name}
+  return {"algorithm": algorithm.name, "algorithm_module": type(algorithm).__module__}
+
+
 def algorithms():
   """Every algorithm: the built-in ones (imported now if they were not) and those
   registered from elsewhere."""

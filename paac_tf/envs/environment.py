@@ -1,8 +1,10 @@
-"""The gin-configurable way for training jobs to build their batched environment."""
+"""The gin-configurable way for training jobs to build their batched environment, and an
+environment's specs."""
 import os
 
 from paac_tf.envs import factory
 from paac_tf.envs import grouped
+from paac_tf.envs import names
 from paac_tf.runtime import checks
 
 
@@ -58,3 +60,22 @@ def make_environment(env_name, num_envs, num_workers, seed,
       g.close()
     raise
   return grouped.GroupedBatchedPyEnvironment(groups)
+
+
+_SPECS = {}
+
+
+def specs(env):
+  """(observation spec, number of actions) of `env` (a `names.Environment` or a name) as
+  `make_environment` builds it: learned from one environment, built once per environment
+  and process (the settings of make_environment change no spec)."""
+  env = names.resolve(env)
+  if env not in _SPECS:
+    built = make_environment(env, num_envs=1, num_workers=0, seed=0)
+    try:
+      action_spec = built.action_spec()
+      _SPECS[env] = (built.observation_spec(),
+                     int(action_spec.maximum) - int(action_spec.minimum) + 1)
+    finally:
+      built.close()
+  return _SPECS[env]

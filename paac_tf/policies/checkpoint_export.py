@@ -16,8 +16,6 @@ from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
 from paac_tf.runtime import run_lock
 
-# Checkpoint keys of the model in each algorithm's training checkpoints.
-CHECKPOINT_MODEL_KEY = {"paac": "model", "apex": "q_network"}
 _CHECKPOINT_RE = re.compile(r"^ckpt-(\d+)\.index$")
 
 
@@ -45,8 +43,9 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
     checkpoint: agent step of the checkpoint (None: the newest).
     export_dir: base directory (None: root_dir/policies); the policy goes to
       export_dir/<name>/<version>.
-    greedy: argmax actions (None: False for PAAC, True for Ape-X).
-    epsilon: Ape-X only, the epsilon of a non-greedy export.
+    greedy: argmax actions (None: the algorithm's `export_greedy`: False for PAAC, True for
+      Ape-X).
+    epsilon: the epsilon of a non-greedy export of an epsilon-greedy policy (Ape-X).
     version: integer version (None: the checkpoint's step).
     name: TF Serving model name (None: from the environment, e.g. `pong`).
   """
@@ -64,14 +63,17 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
 
 def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
   run_config = run_settings.read_run_config(root_dir)
-  algorithm, env_name = run_config["algorithm"], run_config["env_name"]
+  algorithm = run_settings.run_algorithm(run_config)
+  env_name = run_config["env_name"]
   if greedy is None:
-    greedy = algorithm == "apex"
-  if epsilon is not None and (algorithm != "apex" or greedy):
-    raise errors.UserError("--epsilon applies to non-greedy Ape-X exports only "
-                           "(--nogreedy on an Ape-X run).")
-  if algorithm == "apex" and not greedy and epsilon is None:
-    raise errors.UserError("A non-greedy Ape-X export needs --epsilon (e.g. 0.01).")
+    greedy = algorithm.export_greedy
+  epsilon_greedy = algorithm.exploration == "epsilon_greedy"
+  if epsilon is not None and (not epsilon_greedy or greedy):
+    raise errors.UserError("--epsilon applies to non-greedy exports of epsilon-greedy "
+                           "policies only (--nogreedy on an Ape-X run).")
+  if epsilon_greedy and not greedy and epsilon is None:
+    raise errors.UserError("A non-greedy %s export needs --epsilon (e.g. 0.01)."
+                           % algorithm.display_name)
   checkpoint_path, step = find_checkpoint(os.path.join(root_dir, "train"), checkpoint)
   base_dir = os.path.join(export_base, name or saved_model.model_name(env_name))
   version = step if version is None else int(version)
@@ -80,10 +82,10 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
   operative_config = run_settings.read_operative_config(root_dir)
   try:
     spec = run_settings.network_spec(run_config, operative_config)
-    model = specs.build_model(spec)
+    model = algorithm.build_network(spec)
   except ValueError as e:
     raise errors.UserError("Cannot rebuild the network of %s: %s" % (root_dir, e)) from None
-  key = CHECKPOINT_MODEL_KEY[algorithm]
+  key = algorithm.checkpoint_model_key
   try:
     status = tf.train.Checkpoint(**{key: model}).restore(checkpoint_path).expect_partial()
     status.assert_existing_objects_matched()
@@ -99,11 +101,7 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
       "preprocessing": run_settings.preprocessing_metadata(env_name, operative_config),
       "network": spec["network"],
   }
-  observation_spec = specs.observation_spec(spec)
-  if algorithm == "apex":
-    if epsilon is not None:
-      metadata["epsilon"] = float(epsilon)
-    return saved_model.save_apex_policy(model, observation_spec, base_dir, version, metadata,
-                                        greedy=greedy)
-  return saved_model.save_paac_policy(model, observation_spec, base_dir, version, metadata,
-                                      greedy=greedy)
+  if epsilon is not None:
+    metadata["epsilon"] = float(epsilon)
+  return saved_model.save_policy(algorithm, model, specs.observation_spec(spec), base_dir,
+                                 version, metadata, greedy=greedy)

@@ -12,8 +12,15 @@ from paac_tf.runtime import config
 LAUNCHERS = ("local", "ray")
 
 
+def load_configurables():
+  """Registers every gin configurable of the package, so that configs can name them:
+  train_eval's (this module's) and the built-in algorithms' (each algorithm's package imports
+  what it configures: its own, the environments', the networks', the Ape-X machinery's)."""
+  registry.load_builtin()
+
+
 ENV_NAME = checks.Check("an Atari game or a gymnasium id, e.g. 'Pong' or 'CartPole-v1'",
-                        lambda v: isinstance(v, str) and bool(v), resolve=names.check_env_name)
+                        lambda v: isinstance(v, str) and bool(v), resolve=names.resolve)
 ALGORITHM = checks.Check(
     lambda: "one of %s" % ", ".join(repr(n) for n in registry.names()),
     lambda v: isinstance(v, str) and (v in registry.names() or ":" in v), resolve=registry.get)
@@ -25,7 +32,8 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                algorithm: checks.allows(ALGORITHM, str) = registry.DEFAULT,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
                ray_address=None):
-  """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`.
+  """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
+  the run's `runtime.cadence.RunResult`.
 
   `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
   the initial weights, the action sampling and the environments; with `deterministic`
@@ -36,6 +44,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   """
   validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,
                           algorithm=algorithm, seed=seed, deterministic=deterministic)
+  env = names.resolve(env_name)   # checked once (and by check_values): the typed value goes down
   chosen = registry.get(algorithm)
   if launcher not in LAUNCHERS or launcher not in chosen.launchers:
     on_ray = [a.display_name for a in registry.algorithms() if "ray" in a.launchers]
@@ -48,10 +57,10 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
     tf.config.experimental.enable_op_determinism()
     tf.random.set_seed(seed)
   # Writes operative_config.gin once the run's configuration is accepted.
-  result = chosen.run(root_dir, env_name, int(total_steps), seed=seed, launcher=launcher,
+  result = chosen.run(root_dir, env, int(total_steps), seed=seed, launcher=launcher,
                       ray_address=ray_address)
   # Every process's bindings: the Ape-X actors' (and on Ray the learner's and replay's).
   processes = config.read_process_operative_configs(root_dir)
-  processes.update(result.pop("process_operative_configs", None) or {})
+  processes.update(result.extras.pop("process_operative_configs", None) or {})
   config.write_operative_config(root_dir, processes)
   return result

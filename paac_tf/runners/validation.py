@@ -138,8 +138,7 @@ def check_worker_split(configurable, bound=_value):
   env_name = bound("train_eval.env_name", None)
   if env_name is None:
     return
-  atari = names.resolve_atari(str(env_name)) is not None
-  if atari and bound("make_environment.atari_backend", "vector") == "vector":
+  if names.is_atari(env_name) and bound("make_environment.atari_backend", "vector") == "vector":
     return
   name = configurable.__name__
   n_e = bound(name + ".num_envs", config.signature_default(configurable, "num_envs"))

@@ -1,9 +1,9 @@
 """Gin configuration: locating files, parsing with clear errors, reading bound values,
 saving the operative config.
 
-Parsing only knows the configurables that are registered: entry points import
-`paac_tf.configurables` first. `import gin.tf` would pull in tf.estimator, so this project
-registers what gin needs itself and only imports plain `gin`.
+Parsing only knows the configurables that are registered: entry points call
+`runners.train_eval.load_configurables()` first. `import gin.tf` would pull in
+tf.estimator, so this project registers what gin needs itself and only imports plain `gin`.
 """
 import difflib
 import inspect

@@ -33,8 +33,8 @@ from typing import List, Optional
 from absl import flags
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
 from paac_tf.tools import compare
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 from paac_tf.tools import seed_curves

@@ -243,12 +243,13 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
                                  measurements.learner_setting("tf_inter_op_threads"))
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = actor.environment_specs(env_name)
+  observation_spec, num_actions = environment.specs(env_name)
   layout = replay_layout.ReplayLayout(observation_spec)
   frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
   item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size
@@ -298,7 +299,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
     base_rss = measurements.rss(server.pid)
 
     actors = launcher.ActorProcesses(work_dir, address, num_actors, config_file, seed=0,
-                                     max_restarts=0)
+                                     algorithm=family.configured(), max_restarts=0)
     actors.start()
     observer = _Observer(client)
     # Warm-up: every actor reports (TF started, first weights fetched, writing).

@@ -20,7 +20,8 @@ from paac_tf.runtime import config
 
 def parse_gin(gin_files, gin_bindings):
   """Registers the project's configurables (as every entry point does), then parses."""
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
+  train_eval.load_configurables()
   return config.parse(gin_files, gin_bindings)
 
 
@@ -147,13 +148,13 @@ def _in_subprocess(worker, args, work_dir, name, what):
 def act_worker(config_file, seconds, out):
   seconds = float(seconds)
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   threads.set_tf_threads(int(actor_setting("tf_threads")))
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   num_envs = int(actor_setting("num_envs"))
-  observation_spec, num_actions = actor.environment_specs(config.env_name_or_configured(None))
+  observation_spec, num_actions = environment.specs(config.env_name_or_configured(None))
   network = dueling_q.build_q_network(num_actions, observation_spec)
   q_function = tf.function(network).get_concrete_function(
       tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
@@ -180,14 +181,13 @@ def write_worker(config_file, address, seconds, out, recorded_steps=200):
   each pass a fresh episode (new writer and n-step builder)."""
   seconds = float(seconds)
   import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import n_step  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import priorities  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import n_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import priorities  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = actor.environment_specs(env_name)
+  observation_spec, num_actions = environment.specs(env_name)
   layout = replay_layout.ReplayLayout(observation_spec)
   num_envs = int(actor_setting("num_envs"))
   chunk_length = int(actor_setting("chunk_length"))
@@ -238,7 +238,7 @@ def learner(address, layout, network, num_actions, observation_spec, seconds,
   per CPU second of this process (TF's pools, the sampling pipeline's and the priority
   writes' threads; not the replay server's)."""
   import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import sampling  # pylint: disable=import-outside-toplevel
@@ -324,7 +324,7 @@ def learner_step_worker(config_file, spec, out):
   parse_gin([config_file], [])
   pools = threads.set_tf_threads(spec["intra"], spec["inter"])
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.tools import precision_measurements  # pylint: disable=import-outside-toplevel

@@ -48,8 +48,8 @@ def paac_agent(network, jit=False, precision="float32", num_actions=6):
 def _aligned(shape, observations=None):
   """An aligned uint8 array of `shape` (the loop's, shared with tensors): `observations`,
   or random frames."""
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
-  obs = rollout.aligned_empty(shape, np.uint8)
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
+  obs = tensor_views.aligned_empty(shape, np.uint8)
   obs[...] = (np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
               if observations is None else observations)
   return obs
@@ -59,10 +59,11 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   """A callable running one rollout's action selections on a batch (`observations`
   [num_envs, 84, 84, 4], else random) as the loop calls them (concrete functions, the
   observations in an aligned array shared with the tensor, each output read through
-  `rollout.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
+  `tensor_views.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
   `act_stored` at steps 1..t_max-1, whose outputs are kept for the update; else `act_packed`
   t_max times. Returns the number of observations."""
   from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   obs = _aligned((num_envs, 84, 84, 4), observations)
   act = rollout.concrete_function(agent.act_packed, obs)
   stores = getattr(agent, "stores_activations", False) and t_max > 1
@@ -70,11 +71,11 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   acted = [None] * (t_max - 1)
 
   def calls():
-    packed = rollout.numpy_view(act(rollout.as_tensor(obs)))
+    packed = tensor_views.numpy_view(act(tensor_views.as_tensor(obs)))
     packed[:, 0].astype(np.int64)
     for t in range(t_max - 1):
-      acted[t] = act_stored(rollout.as_tensor(obs))
-      rollout.numpy_view(acted[t])[:, 0].astype(np.int64)
+      acted[t] = act_stored(tensor_views.as_tensor(obs))
+      tensor_views.numpy_view(acted[t])[:, 0].astype(np.int64)
     return t_max * num_envs
   return calls
 
@@ -85,6 +86,7 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   (`observations` [t_max, num_envs, 84, 84, 4] and `rewards`, else random), as the loop
   calls it (the observations shared, as `act_calls`); returns the number of samples."""
   from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
   rewards = rng.choice([-1.0, 0.0, 1.0], shape) if rewards is None else rewards
@@ -95,10 +97,10 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   if getattr(agent, "stores_activations", False) and t_max > 1:
     acted = tuple(agent.act_stored(obs[t]) for t in range(1, t_max))
     train = rollout.concrete_function(agent.train_stored, obs, *rest, *acted)
-    arguments = lambda: (rollout.as_tensor(obs),) + rest + acted
+    arguments = lambda: (tensor_views.as_tensor(obs),) + rest + acted
   else:
     train = rollout.concrete_function(agent.train_packed, obs, *rest)
-    arguments = lambda: (rollout.as_tensor(obs),) + rest
+    arguments = lambda: (tensor_views.as_tensor(obs),) + rest
 
   def call():
     train(*arguments()).numpy()

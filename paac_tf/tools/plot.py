@@ -20,7 +20,7 @@ import sys
 from typing import List, Optional
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import results_table
 from paac_tf.tools import run_results

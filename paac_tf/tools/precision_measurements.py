@@ -100,7 +100,7 @@ def replay_sample(observations, rewards, step_types, num_actions, batch_size, se
 
 
 def _learner_step(num_actions, observation_spec, precision, weights=None):
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   online, target = (dueling_q.build_q_network(num_actions, observation_spec,

@@ -30,7 +30,7 @@ from typing import List, Optional
 from absl import logging
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 

@@ -19,10 +19,10 @@ class Paac(base.Algorithm):
   exploration = "sample"
   export_greedy = False
 
-  def run(self, root_dir, env_name, total_steps, seed, launcher="local", ray_address=None):
+  def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
     del launcher, ray_address   # one machine, one process
-    return train_loop.paac_train(root_dir, env_name, int(total_steps), seed=seed,
-                                 exporter=export.training_exporter(root_dir, env_name))
+    return train_loop.paac_train(root_dir, env, int(total_steps), seed=seed,
+                                 exporter=export.training_exporter(root_dir, env, self))
 
   def check_config(self, bound):
     validation.check_worker_split(train_loop.paac_train, bound)

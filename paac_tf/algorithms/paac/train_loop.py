@@ -6,23 +6,22 @@ the n_e * t_max batch. Summaries, checkpoints, exports and the stop-on-signal ch
 between updates only, never inside the rollout.
 """
 import os
-import time
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
 from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import export
 from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import specs
 from paac_tf.networks import torsos
+from paac_tf.runtime import cadence as cadence_lib
 from paac_tf.runtime import checkpointing
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
-from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
@@ -56,10 +55,11 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
       rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
       (paac_tf/networks/precision.py).
-    exporter: callable(agent, env, step) used for exports (given by the entry point).
+    exporter: callable(agent, env, step) that exports the policy of agent step `step` into
+      `export.export_dir(root_dir, env_name)` (given by the algorithm's run).
   Returns:
-    dict with final env_steps, updates, episodes (of the whole run, across resumes) and
-    average return.
+    A `runtime.cadence.RunResult`: env_steps, updates, episodes (of the whole run, across
+    resumes), average return, reason.
   """
   train_dir = os.path.join(root_dir, "train")
   run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
@@ -76,8 +76,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                                             precision=precision, seed=seed)
     agent = agent_lib.PaacAgent(model, total_updates=total_updates,
                                 steps_per_update=num_envs * t_max, seed=seed)
-    env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
-    episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
+    env_steps, episodes_done = cadence_lib.counters()
     checkpointer = checkpointing.Checkpointer(
         train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
         rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
@@ -93,61 +92,44 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
       env.close()
       env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
                                          seed=seed + int(env_steps.numpy()))
-    return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
-                t_max, checkpoint_interval, summary_interval, export_interval,
-                stop_at_average_return, overlap_learner, exporter)
+    window = summaries.EpisodeWindow(100)
+    window.total = int(episodes_done.numpy())     # episodes of the run before a resume
+    steps = int(env_steps.numpy())
+
+    def save(at_steps):
+      cadence_lib.assign_counters(env_steps, episodes_done, at_steps, window.total)
+      checkpointer.save(at_steps)
+
+    cadence = cadence_lib.Cadence(
+        root_dir, checkpoint_interval=checkpoint_interval, export_interval=export_interval,
+        summary_interval=summary_interval, start_steps=steps, saved=True, save=save,
+        export=lambda at_steps: exporter(agent, env, at_steps) if exporter else None,
+        export_dir=export.export_dir(root_dir, env_name), network=model,
+        finite_keys=("Losses/total", "Optimizer/global_norm"))
+    runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+    return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
+                total_steps, stop_at_average_return)
   finally:
     env.close()
 
 
-def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, t_max,
-         checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
-         overlap_learner, exporter):
-  writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
-  window = summaries.EpisodeWindow(100)
-  window.total = int(episodes_done.numpy())     # episodes of the run before a resume
-  steps = int(env_steps.numpy())
+def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_return):
+  """The loop: one rollout and update at a time until `total_steps` agent steps, the
+  target average return or a stop request; returns the cadence's RunResult."""
   progress = progress_lib.Progress(total_steps, start_step=steps)
   stop = signals.StopRequest()
-  next_checkpoint = (steps // checkpoint_interval + 1) * checkpoint_interval
-  next_export = (steps // export_interval + 1) * export_interval if export_interval else None
-  last_saved = steps
-  runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
   runner.start()
   metrics = None
-  perf_t, perf_steps = time.monotonic(), steps
   reason = "done"
-
-  def save_checkpoint():
-    env_steps.assign(summaries.tf_scalar(steps, np.int64))
-    episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
-    checkpointer.save(steps)
-  updates = int(agent.optimizer.iterations.numpy())
   try:
     while steps < total_steps:
       metrics = runner.run_update()
       steps += runner.steps_per_update
       updates += 1    # as agent.optimizer.iterations, without reading it every update
-      window.add(env.pop_finished_episodes())
-
-      if updates % summary_interval == 0:
-        values_np = _checked_metrics(metrics, updates)
-        now = time.monotonic()
-        values_np["Perf/steps_per_second"] = (steps - perf_steps) / max(now - perf_t, 1e-9)
-        perf_t, perf_steps = now, steps
-        writer.scalars(values_np, updates)
-        writer.episode_metrics(window, updates, steps)
+      window.add(runner.env.pop_finished_episodes())
+      cadence.summaries(metrics, updates, steps, window, steps_per_second=True)
       progress.update(steps, window.average_return)
-
-      if steps >= next_checkpoint:
-        _checked_metrics(metrics, updates)
-        health.check_finite_weights(agent.model, updates)
-        save_checkpoint()
-        last_saved = steps
-        next_checkpoint += checkpoint_interval
-      if next_export is not None and steps >= next_export and exporter is not None:
-        exporter(agent, env, steps)
-        next_export += export_interval
+      cadence.after_update(steps, updates, metrics)
       if stop_at_average_return is not None and len(window.returns) >= 100 and (
           window.average_return >= stop_at_average_return):
         reason = "target"
@@ -159,24 +141,8 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
     stop.restore()
     progress.update(steps, window.average_return, force=True)
     progress.close()
-    writer.flush()
-  writer.episode_metrics(window, updates, steps)
-  writer.close()
-  if steps != last_saved:
-    _checked_metrics(metrics, updates)
-    health.check_finite_weights(agent.model, updates)
-    save_checkpoint()
-  if exporter is not None:
-    exporter(agent, env, steps)
+    cadence.writer.flush()
+  result = cadence.finish(steps, updates, metrics, window, reason)
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
-  return {"env_steps": steps, "updates": updates, "episodes": window.total,
-          "average_return": window.average_return, "reason": reason}
-
-
-def _checked_metrics(metrics, updates):
-  """The metrics as numbers; stops training on a non-finite loss or gradient norm."""
-  if metrics is None:
-    return {}
-  values = {k: float(v) for k, v in metrics.items()}
-  return health.check_finite_metrics(values, ("Losses/total", "Optimizer/global_norm"), updates)
+  return result

@@ -27,11 +27,15 @@ import time
 
 from absl import logging
 import gin
+import reverb
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import replay as replay_lib
 from paac_tf.runtime import checks
+from paac_tf.runtime import signals
 
 CONFIG_FILE = "apex_config.gin"
 REPLAY_CHECKPOINT_DIR = "replay_checkpoint"
@@ -44,13 +48,14 @@ class ActorFailedError(errors.UserError):
 class ActorProcesses:
   """Starts, watches, restarts and stops the actor subprocesses."""
 
-  def __init__(self, root_dir, replay_address, num_actors, config_file, seed,
+  def __init__(self, root_dir, replay_address, num_actors, config_file, seed, algorithm,
                max_restarts=20, poll_s=1.0, extra_args=(), env=None):
     self.root_dir = root_dir
     self.replay_address = replay_address
     self.num_actors = int(num_actors)
     self.config_file = config_file
     self.seed = int(seed)
+    self.algorithm = registry.reference(algorithm)
     self.max_restarts = int(max_restarts)
     self.poll_s = float(poll_s)
     self.extra_args = list(extra_args)
@@ -75,6 +80,7 @@ class ActorProcesses:
             "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
             "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
             "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,
+            "--algorithm=%s" % self.algorithm,
             "--parent_pid=%d" % os.getpid()] + self.extra_args
 
   def _start(self, index):
@@ -160,8 +166,8 @@ class ActorProcesses:
         p.wait()
 
 
-@checks.configurable(module="apex")
-def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count = 2,
+@checks.configurable(module="apex", denylist=["algorithm"])
+def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors: checks.Count = 2,
               port: checks.allows(checks.optional(checks.integer(1, 65535))) = None,
               checkpoint_replay: checks.Bool = False,
               max_actor_restarts: checks.NonNegativeInt = 20,
@@ -169,6 +175,7 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count 
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` trained.
     num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
       epsilon ladder spans all N * num_envs of them).
     port: the replay server's port (None: a free one).
@@ -178,8 +185,6 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count 
     max_actor_restarts: actor restarts tolerated over the run before it fails.
     shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.
   """
-  from paac_tf.runners.apex import learner as learner_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import signals  # pylint: disable=import-outside-toplevel
   if int(num_actors) < 1:
     raise errors.UserError("run_local.num_actors must be >= 1, got %r." % (num_actors,))
   root_dir = os.path.abspath(root_dir)
@@ -198,7 +203,6 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count 
       actors.stop(shutdown_grace_s)
     if server is not None:
       if checkpoint_replay:
-        import reverb  # pylint: disable=import-outside-toplevel
         try:
           logging.info("Replay checkpoint: %s",
                        reverb.Client("127.0.0.1:%d" % server.port).checkpoint())
@@ -212,15 +216,15 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors: checks.Count 
     checkpoint_dir = os.path.join(root_dir, REPLAY_CHECKPOINT_DIR) if checkpoint_replay else None
     server = replay_lib.start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
     address = "127.0.0.1:%d" % server.port
-    actors = ActorProcesses(root_dir, address, num_actors, config_file, seed,
+    actors = ActorProcesses(root_dir, address, num_actors, config_file, seed, algorithm,
                             max_restarts=max_actor_restarts)
     actors.start()
     logging.info("Ape-X: replay on port %d, %d actors (pids %s), learner in this process.",
                  server.port, num_actors, actors.pids())
-    result = learner_lib.apex_learner(address, root_dir, env_name, total_steps, seed=seed,
-                                      stop=stop, health_check=actors.check,
-                                      on_finished=shut_down)
-    result["actor_restarts"] = actors.restarts
+    result = learner_lib.apex_learner(address, root_dir, env_name, total_steps,
+                                      algorithm=algorithm, seed=seed, stop=stop,
+                                      health_check=actors.check, on_finished=shut_down)
+    result.extras["actor_restarts"] = actors.restarts
     return result
   finally:
     stop.restore()

@@ -41,6 +41,7 @@ from absl import logging
 import gin
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_roles
 from paac_tf.runtime import config
@@ -75,7 +76,7 @@ def _import_ray(local):
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   try:
-    import ray  # pylint: disable=import-outside-toplevel
+    import ray  # pylint: disable=import-outside-toplevel  (lazy: Ray is an optional extra)
   except ImportError:
     raise errors.UserError(
         "train_eval.launcher = 'ray' needs Ray: pip install -e '.[ray]' (on every node of "
@@ -113,7 +114,7 @@ def _pin(ray, options, learner_node):
   """Learner and replay on `learner_node`'s node unless their options place them."""
   if learner_node is None:
     return
-  from ray.util import scheduling_strategies  # pylint: disable=import-outside-toplevel
+  from ray.util import scheduling_strategies  # pylint: disable=import-outside-toplevel  (as Ray)
   strategy = scheduling_strategies.NodeAffinitySchedulingStrategy(
       node_id=_node_id(ray, learner_node), soft=False)
   for role in ("learner", "replay"):
@@ -144,7 +145,7 @@ def _check_reachable(address, timeout_s=10.0):
   A loopback HOST is replaced by this machine's address first, as Ray does."""
   if address == "auto" or "://" in address or ":" not in address:
     return                      # found by Ray, or Ray Client: ray.init reports failures
-  from ray._private import services  # pylint: disable=import-outside-toplevel
+  from ray._private import services  # pylint: disable=import-outside-toplevel  (as Ray)
   try:
     address = services.canonicalize_bootstrap_address(address) or address
   except Exception:  # pylint: disable=broad-except  (a malformed address: Ray says why)
@@ -178,14 +179,15 @@ def _first_line(error):
   return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
-@gin.configurable(module="apex")
-def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors=None,
+@gin.configurable(module="apex", denylist=["algorithm"])
+def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm, num_actors=None,
             learner_node="driver", learner_options=None, replay_options=None,
             actor_options=None, replay_port=None, max_actor_restarts=20,
             shutdown_grace_s=10.0, start_timeout_s=300.0):
   """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` trained.
     address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
       (given by `train_eval.ray_address`).
     num_actors: N actors (None: `run_local.num_actors`, which the configs set).
@@ -210,8 +212,9 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors
   config_text = gin.config_str()
   _connect(ray, address, root_dir, options, int(num_actors))
   stop = signals.StopRequest()   # after ray.init, which sets a SIGTERM handler of its own
-  run = _RayRun(ray, config_text, root_dir, env_name, int(total_steps), int(seed),
-                int(num_actors), max_actor_restarts, start_timeout_s)
+  run = _RayRun(ray, config_text, registry.reference(algorithm), root_dir, env_name,
+                int(total_steps), int(seed), int(num_actors), max_actor_restarts,
+                start_timeout_s)
   try:
     _pin(ray, options, learner_node)
     return run.run(options, replay_port, stop, shutdown_grace_s)
@@ -224,9 +227,9 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors
 class _RayRun:
   """One run's Ray actors: started, watched, stopped, killed."""
 
-  def __init__(self, ray, config_text, root_dir, env_name, total_steps, seed, num_actors,
-               max_actor_restarts, start_timeout_s):
-    self.ray, self.config_text = ray, config_text
+  def __init__(self, ray, config_text, algorithm, root_dir, env_name, total_steps, seed,
+               num_actors, max_actor_restarts, start_timeout_s):
+    self.ray, self.config_text, self.algorithm = ray, config_text, algorithm
     self.root_dir, self.env_name = root_dir, env_name
     self.total_steps, self.seed, self.num_actors = total_steps, seed, num_actors
     self.max_actor_restarts = int(max_actor_restarts)
@@ -241,7 +244,7 @@ class _RayRun:
   def _create(self, role_class, name, options, **extra):
     try:
       handle = self.ray.remote(role_class).options(
-          **{**options, **extra, "name": name}).remote(self.config_text)
+          **{**options, **extra, "name": name}).remote(self.config_text, self.algorithm)
     except ValueError as e:
       if "already taken" in str(e):
         raise errors.UserError(
@@ -307,7 +310,7 @@ class _RayRun:
         learner.request_stop.remote()
         stop_sent = True
     result = self._learner_result(learner_ref, places[0])
-    configs = result.setdefault("process_operative_configs", {})
+    configs = result.extras.setdefault("process_operative_configs", {})
     for name, role in [("replay", replay)] + [("actor_%d" % i, actor)
                                               for i, actor in enumerate(self.actors)]:
       try:   # every process's bindings, for the run's operative_config.gin
@@ -318,7 +321,7 @@ class _RayRun:
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure
-    result["actor_restarts"] = self.restarts
+    result.extras["actor_restarts"] = self.restarts
     return result
 
   def _actor_ended(self, ref, entry, pending):

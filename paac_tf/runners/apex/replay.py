@@ -37,8 +37,10 @@ import os
 import time
 
 from absl import logging
+import reverb
+from reverb.platform.default import checkpointers
 
-from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.envs import environment
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runtime import checks
@@ -82,7 +84,6 @@ def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.No
 
 def make_tables(layout, settings=None):
   """The three tables of an Ape-X Reverb server (see the module docstring)."""
-  import reverb  # pylint: disable=import-outside-toplevel
   settings = settings or apex_replay()
   limiter = reverb.rate_limiters.SampleToInsertRatio(
       samples_per_insert=settings["samples_per_insert"],
@@ -121,8 +122,6 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
     port: a free port, or None to pick one.
     checkpoint_dir: restore from / checkpoint into this directory (None: no checkpoints).
   """
-  import reverb  # pylint: disable=import-outside-toplevel
-  from reverb.platform.default import checkpointers  # pylint: disable=import-outside-toplevel
   if port is not None:
     processes.check_port_free(port)
   restoring = False
@@ -149,13 +148,12 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
 
 def layout_for(env_name):
   """The ReplayLayout of `env_name` under the current gin configuration."""
-  observation_spec, _ = actor_lib.environment_specs(env_name)
+  observation_spec, _ = environment.specs(env_name)
   return replay_layout.ReplayLayout(observation_spec)
 
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
-  import reverb  # pylint: disable=import-outside-toplevel
   layout = layout_for(env_name)
   server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
   stop = signals.StopRequest(second_exits=False, message="%s received: stopping the replay.")

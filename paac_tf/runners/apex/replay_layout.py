@@ -17,7 +17,7 @@ is frames [t-S+1 .. t] (the env shifts its stack by one image per step, which th
 checks). Otherwise (vector observations, or single_frames=False) a frame is the whole
 observation and S = 1.
 
-An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/agents/apex/n_step.py`) is
+An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/runners/apex/n_step.py`) is
   frames      [S + n, *frame_shape]  frames t-S+1 .. t+n of its stream
   transition  float32 [4]            (a_t, R, D, k), unpacked by `ReplayLayout.unpack`:
                 a_t  the action,
@@ -39,7 +39,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.apex import n_step
+from paac_tf.runners.apex import n_step
 from paac_tf.runtime import checks
 
 REPLAY_TABLE = "replay"

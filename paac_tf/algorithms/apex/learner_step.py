@@ -13,9 +13,9 @@ Per batch of replay items (see `paac_tf/runners/apex/replay_layout.py` for the l
 """
 import tensorflow as tf
 
-from paac_tf.agents import optimizers
-from paac_tf.agents.apex import losses
-from paac_tf.agents.apex import priorities as priorities_lib
+from paac_tf.networks import optimizers
+from paac_tf.algorithms.apex import losses
+from paac_tf.algorithms.apex import priorities as priorities_lib
 from paac_tf.runtime import checks
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -24,6 +24,8 @@ OPTIMIZERS = ("rmsprop", "adam")
 @checks.configurable(module="apex", denylist=["q_network", "target_network", "layout"])
 class ApexLearnerStep(tf.Module):
   """Holds online and target networks and the optimizer; `train(sample)` is compiled."""
+  # The metrics that must stay finite (the learner stops, keeping its last checkpoint).
+  finite_metric_keys = ("Losses/huber", "Optimizer/global_norm")
 
   def __init__(self, q_network, target_network, layout,
                optimizer: checks.one_of(OPTIMIZERS) = "rmsprop",
@@ -63,6 +65,16 @@ class ApexLearnerStep(tf.Module):
     else:
       self.optimizer._create_all_weights(variables)  # pylint: disable=protected-access
     self.update_target()
+
+  @property
+  def network(self):
+    """The online network: published to the actors, exported."""
+    return self.q_network
+
+  def checkpoint_trackables(self):
+    """What a checkpoint holds of the learner (the names are those of existing runs)."""
+    return {"q_network": self.q_network, "target_network": self.target_network,
+            "optimizer": self.optimizer, "learner_steps": self.steps}
 
   def update_target(self):
     for target, online in zip(self.target_network.variables, self.q_network.variables):

@@ -1,6 +1,6 @@
 """Published reference scores and training budgets, from the CSVs packaged in paac_tf/data.
 
-  from paac_tf import reference_scores as ref
+  from paac_tf.tools import reference_scores as ref
   ref.game_key("PongNoFrameskip-v4")          # -> "Pong"
   ref.atari_scores()["Pong"]["human"]         # -> 14.6
   ref.human_normalized("Pong", 0.0)           # -> 0.586... (a fraction, not %)
