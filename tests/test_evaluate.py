@@ -183,7 +183,7 @@ def test_fire_assist_as_trained_or_the_policys_own_actions(tmp_path):
   """A policy trained with fire_reset is evaluated with the FIRE assist by default and with
   its own actions only on request; eval.json says which (the env's presses_fire)."""
   model = actor_critic.build_actor_critic(4, ATARI_SPEC, torso="arch_nips")
-  path = saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), 1,
+  path = saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "breakout"), 1,
                                  {"env_name": "Breakout", "train_step": 1,
                                   "preprocessing": {"atari_backend": "vector", "fire_reset": True,
                                                     "max_episode_frames": 108000}})

@@ -152,7 +152,7 @@ class _Recorder:
     self.frames[i] = []
 
   def write(self, path):
-    from PIL import Image  # pylint: disable=import-outside-toplevel
+    from PIL import Image  # pylint: disable=import-outside-toplevel  (lazy: only --record)
     if self.best is None:
       return None
     images = []
@@ -184,7 +184,7 @@ class _Recorder:
 
 def _state_renderer(env_name, observation_shape):
   """(gymnasium env in rgb_array mode, fps) for envs whose observation is their state."""
-  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel  (lazy: only --record)
   # Classic-control renderers use pygame, which would otherwise probe the sound card.
   os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
   try:
