@@ -17,6 +17,15 @@ from test_layout import PACKAGE_DIR, package_modules
 
 # Where an algorithm's name may appear in code: its own package, and the registry's lines.
 REGISTRY_FILE = os.path.join(PACKAGE_DIR, "algorithms", "registry.py")
+# Tools that still name an algorithm, and why (not yet looked up through the registry).
+NOT_YET = {
+    "paac_tf.tools.benchmark": "'apex' is a benchmark part's name (--parts=apex), as "
+                               "results/benchmark records it",
+    "paac_tf.tools.benchmark_tables": "reads the benchmark's 'apex' part",
+    "paac_tf.tools.plot": "the PAAC and Ape-X papers' budgets, by the runs' algorithm",
+    "paac_tf.tools.results_table": "the papers' budgets, by the runs' algorithm",
+    "paac_tf.tools.run_results": "a PAAC export counted in updates: x n_e x t_max",
+}
 
 
 def _docstrings(tree):
@@ -53,7 +62,7 @@ def test_no_module_outside_an_algorithms_package_names_an_algorithm():
   algorithm_names = set(registry.BUILTIN)
   found = []
   for module, path in sorted(package_modules().items()):
-    if path == REGISTRY_FILE or module.startswith("paac_tf.tools"):
+    if path == REGISTRY_FILE or module in NOT_YET:
       continue
     for line, name in names_in_code(path, algorithm_names):
       if not _own_package(path, name.lower()):

@@ -462,10 +462,12 @@ def test_the_cadence_skips_an_export_that_exists(tmp_path):
     exported.append(steps)
     return steps
 
+  network = tf.Module()
+  network.weights = tf.Variable([1.0])
   cadence = cadence_lib.Cadence(
       str(tmp_path / "run"), checkpoint_interval=100, export_interval=50, summary_interval=1,
       start_steps=0, saved=True, save=lambda steps: None, export=export,
-      export_dir=str(tmp_path), network=tf.keras.Sequential(), finite_keys=())
+      export_dir=str(tmp_path), network=network, finite_keys=())
   assert cadence.export(500) == 500 and cadence.export(500) is None
   cadence.after_update(40, 1, None)
   cadence.after_update(120, 2, None)       # past 50 and 100: one export, one checkpoint

@@ -16,6 +16,7 @@ the object:
   `eval_epsilon`): what the SavedModel's serving signature returns and how it picks an
   action, read by policies/saved_model.py, checkpoint_export.py and evaluation.py.
 """
+from paac_tf.algorithms import registry
 
 
 class Algorithm:
@@ -35,7 +36,6 @@ class Algorithm:
     export_greedy: whether an export is greedy (argmax) unless asked otherwise.
   """
   name = None
-  display_name = None
   launchers = ("local",)
   checkpoint_model_key = "model"
   network_configurable = None
@@ -46,6 +46,12 @@ class Algorithm:
 
   def __repr__(self):
     return "<algorithm %r>" % self.name
+
+  @property
+  def display_name(self):
+    """The name in tables and messages: a built-in algorithm's registry line's (subclasses
+    defined elsewhere set their own)."""
+    return registry.BUILTIN[self.name][1] if self.name in registry.BUILTIN else self.name
 
   # --- the run ------------------------------------------------------------------------------
   def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):

@@ -11,10 +11,10 @@ import importlib
 
 from paac_tf import errors
 
-# name -> the module whose import registers it.
+# name -> (the module whose import registers it, its name in tables and messages).
 BUILTIN = {
-    "paac": "paac_tf.algorithms.paac",
-    "apex": "paac_tf.algorithms.apex",
+    "paac": ("paac_tf.algorithms.paac", "PAAC"),
+    "apex": ("paac_tf.algorithms.apex", "Ape-X"),
 }
 DEFAULT = "paac"   # train_eval.algorithm when a config does not bind it
 
@@ -50,7 +50,7 @@ def get(name):
   """
   module, _, short = str(name).rpartition(":")
   if short in BUILTIN and short not in _REGISTERED:
-    importlib.import_module(BUILTIN[short])
+    importlib.import_module(BUILTIN[short][0])
   elif module and short not in _REGISTERED:
     try:
       importlib.import_module(module)
@@ -77,6 +77,15 @@ def record(algorithm):
   if algorithm.name in BUILTIN:
     return {"algorithm": algorithm.name}
   return {"algorithm": algorithm.name, "algorithm_module": type(algorithm).__module__}
+
+
+def display_name(name):
+  """The name in tables and messages of the algorithm named `name` ('PAAC', 'Ape-X'),
+  without importing it (tools that read run records stay light); `name` itself if no
+  algorithm is known by it."""
+  if name in _REGISTERED:
+    return _REGISTERED[name].display_name
+  return BUILTIN[name][1] if name in BUILTIN else str(name)
 
 
 def algorithms():

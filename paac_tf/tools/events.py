@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Tuple
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 
 EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
@@ -259,7 +260,7 @@ def run_label(run_config, root):
   algorithm = (run_config or {}).get("algorithm")
   parts = [str(env)] if env else []
   if algorithm:
-    parts.append(str(algorithm).replace("apex", "Ape-X").replace("paac", "PAAC"))
+    parts.append(registry.display_name(str(algorithm)))
   return " ".join(parts) if parts else os.path.basename(os.path.normpath(root))
 
 

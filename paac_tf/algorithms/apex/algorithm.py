@@ -14,7 +14,6 @@ class Apex(family.ReplayAlgorithm):
   """Distributed prioritized experience replay with a double-dueling DQN (Horgan et al.
   2018)."""
   name = "apex"
-  display_name = "Ape-X"
   checkpoint_model_key = "q_network"
   network_configurable = "apex.apex_network"
   network_parameters = ("network", "mlp_units", "head_units")

@@ -11,7 +11,6 @@ from paac_tf.runners import validation
 class Paac(base.Algorithm):
   """Synchronous parallel advantage actor-critic (Clemente et al. 2017)."""
   name = "paac"
-  display_name = "PAAC"
   checkpoint_model_key = "model"
   network_configurable = "paac.paac_train"
   network_parameters = ("network", "mlp_units", "initializer")
