@@ -95,6 +95,10 @@ class Cadence:
     self.network, self.finite_keys, self.step_name = network, tuple(finite_keys), step_name
     self._perf = (time.monotonic(), int(start_steps))
 
+  def start_clock(self, steps):
+    """Starts the agent-steps-per-second clock at `steps` (when the loop starts stepping)."""
+    self._perf = (time.monotonic(), int(steps))
+
   def checked(self, metrics, updates):
     """The metrics as floats ({} before the first update); TrainingDivergedError if one of
     `finite_keys` is not finite."""

@@ -119,6 +119,7 @@ def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_r
   progress = progress_lib.Progress(total_steps, start_step=steps)
   stop = signals.StopRequest()
   runner.start()
+  cadence.start_clock(steps)
   metrics = None
   reason = "done"
   try:
