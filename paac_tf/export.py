@@ -47,6 +47,7 @@ def main(argv):
   lock = run_lock.acquire(root_dir, create=False, what="paac_tf.export") if early else None
   with lock or contextlib.nullcontext():
     startup.quiet_tensorflow()   # before the import below loads TensorFlow
+    # Lazy: TensorFlow loads only once the run directory is known to be free.
     from paac_tf.policies import checkpoint_export  # pylint: disable=import-outside-toplevel
     path = checkpoint_export.export_checkpoint(
         root_dir, checkpoint=FLAGS.checkpoint, export_dir=FLAGS.export_dir,

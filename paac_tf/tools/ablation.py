@@ -33,6 +33,7 @@ from typing import List, Optional
 from absl import flags
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.tools import compare
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
@@ -188,7 +189,7 @@ def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
     group = []
     if mine is not None and run_labels.is_headline_config(mine.config):
       chosen = seed_runs.by_seed(found, game, mine.config, budget_steps,
-                                 mine.algorithm or "paac").runs
+                                 mine.algorithm or registry.DEFAULT).runs
       if chosen.get(mine.seed) is not mine:       # this folder stands for its seed
         chosen[mine.seed] = mine
       group = [chosen[s] for s in sorted(chosen)]

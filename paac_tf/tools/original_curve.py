@@ -28,7 +28,7 @@ import os
 import sys
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import ablation
 from paac_tf.tools import compare
 from paac_tf.tools import graph_reading

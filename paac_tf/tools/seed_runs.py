@@ -23,7 +23,8 @@ import re
 from typing import Dict, List, Optional
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.algorithms import registry
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 from paac_tf.tools import run_results
@@ -149,7 +150,7 @@ class SeedGroup:
   short: List[SeedRun]                      # stopped before the budget
 
 
-def by_seed(runs, game, config, budget_steps, algorithm="paac"):
+def by_seed(runs, game, config, budget_steps, algorithm=registry.DEFAULT):
   """SeedGroup of the runs of `game` (any spelling ref.game_key knows) and `config` (the
   exact label) of `algorithm`, at a budget of `budget_steps` agent steps."""
   game = ref.game_key(game) or game

@@ -22,7 +22,7 @@ import statistics
 from typing import Optional
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import ablation
 from paac_tf.tools import aggregates
 from paac_tf.tools import report_cli
