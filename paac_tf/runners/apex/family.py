@@ -54,7 +54,6 @@ class ReplayAlgorithm(base.Algorithm):
     raise NotImplementedError
 
 
-
 def configured(name=None):
   """The ReplayAlgorithm a program of the machinery runs: `name` (its --algorithm flag) if
   given, else the parsed configuration's train_eval.algorithm; a UserError if that is not
