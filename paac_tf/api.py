@@ -16,6 +16,7 @@ from absl import logging
 from paac_tf import errors
 from paac_tf.runtime import root_dirs
 from paac_tf.runtime import run_lock
+from paac_tf.runtime import signals
 from paac_tf.runtime import startup
 
 
@@ -35,6 +36,10 @@ class TrainResult:
       average return reached) or 'signal' (SIGINT/SIGTERM).
     metrics: every value the run returned (`runtime.cadence.RunResult.as_dict`: the fields
       above and the algorithm's extras; Ape-X adds replay and actor counts).
+    checkpoint: the run's latest checkpoint (`root_dir/train/ckpt-<agent step>`), or None.
+  A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call
+  at once with reason 'signal', empty metrics, zero updates and episodes, and the agent
+  step of the latest checkpoint, if any.
   """
   root_dir: str
   policy_dir: Optional[str]
@@ -44,6 +49,7 @@ class TrainResult:
   average_return: float
   reason: str
   metrics: Dict[str, Any]
+  checkpoint: Optional[str] = None
 
 
 def default_root_dir(gin_files: Sequence[str]) -> str:
@@ -79,7 +85,9 @@ def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
 
   Returns:
     A TrainResult. Each call starts from a clear gin configuration, so calls in one
-    process (a notebook) do not see each other's bindings.
+    process (a notebook) do not see each other's bindings. SIGINT/SIGTERM during the call
+    stop the run cleanly (`paac_tf/runtime/signals.py`): after a checkpoint once the model
+    exists, the call returns with reason 'signal'.
 
   Raises:
     paac_tf.errors.UserError: a bad config, binding, environment or root_dir.
@@ -87,24 +95,37 @@ def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
   gin_files = [gin_files] if isinstance(gin_files, str) else list(gin_files)
   if not gin_files:
     raise errors.UserError("Give a config, e.g. paac_tf.train(['cartpole.gin']).")
+  startup.quiet_tensorflow()
   root_dir = root_dirs.absolute(root_dir or default_root_dir(gin_files))
+  with signals.stop_on_signals() as stop:
+    return _train(gin_files, bindings, root_dir, stop)
+
+
+def _train(gin_files, bindings, root_dir, stop):
   # A run directory in use is refused at once, before TensorFlow loads; one without
   # run.lock yet is locked once it is prepared, below (nothing is written before that).
   lock = run_lock.acquire(root_dir, create=False, what="paac_tf.train") \
       if os.path.isdir(root_dir) else None
   try:
-    startup.quiet_tensorflow()
     # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
     # pylint: disable=import-outside-toplevel
     import gin
     from paac_tf.runners import train_eval as train_eval_lib
     from paac_tf.runners import validation
+    from paac_tf.runtime import checkpointing
     from paac_tf.runtime import config
     # pylint: enable=import-outside-toplevel
     train_eval_lib.load_configurables()
     gin.clear_config()
     config.parse(gin_files, bindings)
     validation.check_bindings()   # bad values stop here, before the run directory is made
+    train_dir = os.path.join(root_dir, "train")
+    stop.begin_run()
+    if stop.requested:   # during the imports or the configuration: nothing made, nothing lost
+      return TrainResult(root_dir=root_dir, policy_dir=newest_export(root_dir),
+                         env_steps=checkpointing.latest_step(train_dir), updates=0,
+                         episodes=0, average_return=float("nan"), reason="signal",
+                         metrics={}, checkpoint=checkpointing.latest_checkpoint(train_dir))
     root_dir = root_dirs.prepare_root_dir(root_dir)
     lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
     logging.info("Run directory: %s", root_dir)
@@ -117,7 +138,8 @@ def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
       root_dir=root_dir, policy_dir=newest_export(root_dir), env_steps=result.env_steps,
       updates=result.updates, episodes=result.episodes,
       average_return=float(result.average_return), reason=result.reason,
-      metrics=result.as_dict())
+      metrics=result.as_dict(),
+      checkpoint=checkpointing.latest_checkpoint(os.path.join(root_dir, "train")))
 
 
 class Policy:

@@ -3,6 +3,7 @@ import os
 import sys
 
 from absl import app
+from absl import logging
 
 
 class UserError(Exception):
@@ -30,6 +31,17 @@ def user_message(error):
   return " ".join(" ".join(lines).split()) or type(error).__name__
 
 
+def exit_now(status):
+  """Flushes the logs and standard streams, then ends the process at once: a command that
+  has closed everything skips the interpreter's teardown of TensorFlow and gRPC, which
+  takes seconds (3.5 s measured on a busy 2-core machine) or waits on calls pending on a
+  lost server."""
+  logging.flush()
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status)  # pylint: disable=protected-access
+
+
 def run_cli(main_fn):
   """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
   and exits with status 2 (no traceback). Every entry point of the package uses this."""
@@ -39,6 +51,5 @@ def run_cli(main_fn):
     except UserError as e:
       sys.stdout.flush()
       sys.stderr.write("error: %s\n" % user_message(e))
-      sys.stderr.flush()
-      os._exit(2)  # pylint: disable=protected-access
+      exit_now(2)
   app.run(wrapped)

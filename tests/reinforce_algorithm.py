@@ -93,35 +93,35 @@ def reinforce_train(root_dir, env_name, total_steps, seed, algorithm, *,
       summary_interval=1, start_steps=steps, saved=True, save=save, export=export,
       export_dir=os.path.join(root_dir, "policies", saved_model.model_name(env_name)),
       network=model, finite_keys=("Losses/total",))
-  stop, rng, updates, metrics = signals.StopRequest(), np.random.default_rng(seed), 0, None
+  rng, updates, metrics = np.random.default_rng(seed), 0, None
   time_step, reason = env.reset(), "done"
-  try:
-    while steps < total_steps and reason == "done":
-      rollout = []
-      for _ in range(horizon):
-        logits, _ = model(time_step.observation)
-        probs = tf.nn.softmax(logits).numpy().astype(np.float64)
-        action = np.array([rng.choice(len(p), p=p / p.sum()) for p in probs])
-        next_step = env.step(action)
-        rollout.append((time_step.observation, action, time_step.step_type == batched.LAST,
-                        next_step.reward, next_step.discount,
-                        next_step.step_type == batched.LAST))
-        time_step = next_step
-      obs, actions, was_last, rewards, discounts, next_last = (np.stack(x) for x in zip(*rollout))
-      returns = discounted_returns(rewards.astype(np.float32), discounts.astype(np.float32),
-                                   next_last, gamma)
-      metrics = update(model, optimizer, obs.reshape((-1,) + obs.shape[2:]),
-                       actions.reshape(-1), returns.reshape(-1),
-                       (1.0 - was_last).reshape(-1).astype(np.float32))
-      steps, updates = steps + horizon * num_envs, updates + 1
-      window.add(env.pop_finished_episodes())
-      cadence.summaries(metrics, updates, steps, window)
-      cadence.after_update(steps, updates, metrics)
-      reason = "signal" if stop.requested else reason
-  finally:
-    stop.restore()
-    env.close()
-  return cadence.finish(steps, updates, metrics, window, reason)
+  with signals.stop_on_signals() as stop:
+    try:
+      while steps < total_steps and reason == "done":
+        rollout = []
+        for _ in range(horizon):
+          logits, _ = model(time_step.observation)
+          probs = tf.nn.softmax(logits).numpy().astype(np.float64)
+          action = np.array([rng.choice(len(p), p=p / p.sum()) for p in probs])
+          next_step = env.step(action)
+          rollout.append((time_step.observation, action, time_step.step_type == batched.LAST,
+                          next_step.reward, next_step.discount,
+                          next_step.step_type == batched.LAST))
+          time_step = next_step
+        obs, actions, was_last, rewards, discounts, next_last = (np.stack(x) for x in zip(*rollout))
+        returns = discounted_returns(rewards.astype(np.float32), discounts.astype(np.float32),
+                                     next_last, gamma)
+        metrics = update(model, optimizer, obs.reshape((-1,) + obs.shape[2:]),
+                         actions.reshape(-1), returns.reshape(-1),
+                         (1.0 - was_last).reshape(-1).astype(np.float32))
+        steps, updates = steps + horizon * num_envs, updates + 1
+        window.add(env.pop_finished_episodes())
+        cadence.summaries(metrics, updates, steps, window)
+        cadence.after_update(steps, updates, metrics)
+        reason = "signal" if stop.requested else reason
+    finally:
+      env.close()
+    return cadence.finish(steps, updates, metrics, window, reason, hurry=stop.hurry)
 
 
 class Reinforce(base.Algorithm):

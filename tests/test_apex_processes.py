@@ -3,7 +3,10 @@ points paac_tf.apex_replay / apex_actor / apex_learner), run directories, stop r
 actor seeds and settings read from the gin configuration."""
 import ast
 import os
+import re
 import signal
+import subprocess
+import time
 
 import gin
 import pytest
@@ -72,13 +75,13 @@ def test_prepare_root_dir_creates_checks_and_reports(tmp_path, monkeypatch):
 
 def test_stop_request_of_a_managed_process_ignores_sigint():
   previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-  stop = signals.StopRequest(ignore_sigint=True, second_exits=False)
+  stop = signals.StopRequest(ignore_sigint=True)
   try:
     assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     signal.raise_signal(signal.SIGINT)
     assert not stop.requested and not stop.wait(0.01)
     signal.raise_signal(signal.SIGTERM)
-    assert stop.requested and stop.wait(0.01)
+    assert stop.requested and stop.wait(0.01) and stop.signal_name == "SIGTERM"
     signal.raise_signal(signal.SIGTERM)   # a second one is only noted
     assert stop.requested
   finally:
@@ -86,15 +89,70 @@ def test_stop_request_of_a_managed_process_ignores_sigint():
   assert {sig: signal.getsignal(sig) for sig in previous} == previous
 
 
-def test_stop_request_second_signal_exits_by_default():
+def test_a_second_signal_hurries_and_never_interrupts():
   stop = signals.StopRequest()
   try:
+    signal.raise_signal(signal.SIGINT)
+    assert stop.requested and not stop.hurry and stop.signal_name == "SIGINT"
+    signal.raise_signal(signal.SIGTERM)   # no KeyboardInterrupt: a save is never cut short
     signal.raise_signal(signal.SIGTERM)
-    assert stop.requested
-    with pytest.raises(KeyboardInterrupt):
-      signal.raise_signal(signal.SIGTERM)
+    assert stop.hurry and stop.signal_name == "SIGINT"
   finally:
     stop.restore()
+
+
+def test_a_signal_before_the_run_began_calls_before_run_after_it_is_only_noted():
+  called = []
+  stop = signals.StopRequest(before_run=called.append)
+  try:
+    signal.raise_signal(signal.SIGTERM)
+    assert called == ["SIGTERM"] and stop.requested
+  finally:
+    stop.restore()
+  stop = signals.StopRequest(before_run=called.append)
+  try:
+    stop.begin_run()
+    signal.raise_signal(signal.SIGINT)
+    assert called == ["SIGTERM"] and stop.requested and stop.signal_name == "SIGINT"
+  finally:
+    stop.restore()
+
+
+def test_stop_on_signals_shares_the_one_in_force_or_installs_one_for_the_block():
+  previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+  assert signals.current() is None
+  with signals.stop_on_signals() as outer:
+    assert signals.current() is outer
+    with signals.stop_on_signals() as inner:
+      assert inner is outer
+    assert signal.getsignal(signal.SIGTERM) == outer._handle  # pylint: disable=protected-access
+    signal.raise_signal(signal.SIGTERM)
+    assert outer.requested
+  assert signals.current() is None
+  assert {sig: signal.getsignal(sig) for sig in previous} == previous
+
+
+def test_children_shielded_start_with_the_stop_signals_blocked_and_none_is_lost():
+  got = []
+  previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+  try:
+    with signals.children_shielded():
+      child = subprocess.Popen(["sleep", "30"])
+      os.kill(os.getpid(), signal.SIGTERM)   # pending here, or taken by another thread
+    deadline = time.monotonic() + 5
+    while not got and time.monotonic() < deadline:
+      time.sleep(0.01)
+    assert got == [signal.SIGTERM]
+    with open("/proc/%d/status" % child.pid) as f:
+      blocked = int(re.search(r"^SigBlk:\s*([0-9a-f]+)", f.read(), re.M).group(1), 16)
+    assert blocked & (1 << (signal.SIGTERM - 1)) and blocked & (1 << (signal.SIGINT - 1))
+    child.terminate()   # blocked: it goes on
+    with pytest.raises(subprocess.TimeoutExpired):
+      child.wait(timeout=0.5)
+  finally:
+    signal.signal(signal.SIGTERM, previous)
+    child.kill()
+    child.wait()
 
 
 def test_actor_seeds_differ_per_actor_and_restart():

@@ -1,6 +1,7 @@
 """`python -m paac_tf.train` end to end, as a user runs it (real processes, real envs)."""
 import glob
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -62,41 +63,55 @@ def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
 
 
 @pytest.mark.timeout(600)
-def test_sigint_saves_a_checkpoint_and_exits_0_then_rerun_resumes(tmp_path):
-  root = str(tmp_path / "interrupted")
-  args = [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
+def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_path):
+  """No --root_dir (the default one under the working directory): SIGINT once the model
+  exists; the last lines name the checkpoint and the exact command that resumes it (with
+  the --root_dir that was chosen), which, run as printed, resumes there and finishes."""
+  cwd = tmp_path / "cwd"
+  cwd.mkdir()
+  env = dict(os.environ, PYTHONPATH=REPO)
+  args = [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin",
           "--gin_bindings=paac_train.stop_at_average_return=None",
-          "--gin_bindings=paac_train.checkpoint_interval=10000000"]
-  proc = subprocess.Popen(args + ["--gin_bindings=train_eval.total_steps=10000000"], cwd=REPO,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+          "--gin_bindings=train_eval.total_steps=4000"]
+  proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
   try:
-    deadline = time.time() + 240
-    while not glob.glob(os.path.join(root, "train", "events.out.tfevents*")):
+    deadline = time.time() + 300
+    while not glob.glob(str(cwd / "runs" / "cartpole-*" / "train" / "events.out.tfevents*")):
       assert proc.poll() is None, proc.stdout.read()[-3000:]
       assert time.time() < deadline
-      time.sleep(0.5)
-    time.sleep(5)
+      time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=180)
   finally:
     if proc.poll() is None:
       proc.kill()
   assert proc.returncode == 0, out[-3000:]
-  saved = _checkpoint_steps(root)
-  assert len(saved) == 1 and saved[0] > 0, saved
-  step = saved[0]
-  rerun = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
-                     "--gin_bindings=paac_train.stop_at_average_return=None",
-                     "--gin_bindings=paac_train.checkpoint_interval=10000000",
-                     "--gin_bindings=train_eval.total_steps=%d" % (step + 1600))
+  root = glob.glob(str(cwd / "runs" / "cartpole-*"))[0]
+  step = _checkpoint_steps(root)[-1]
+  assert step < 4000, step
+  last = out.rstrip("\n").splitlines()[-3:]
+  assert last[0] == "Stopped (SIGINT) at agent step %d; checkpoint %s/train/ckpt-%d." % (
+      step, root, step), last
+  assert last[1].startswith("Newest export: "), last
+  assert last[2].startswith("Resume with: ") and last[2].endswith(" --root_dir=" + root), last
+  command = shlex.split(last[2][len("Resume with: "):])
+  assert command[1:] == args[1:] + ["--root_dir=" + root], command
+  rerun = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert "Resuming at agent step %d" % step in rerun.stderr
-  assert _checkpoint_steps(root)[-1] == step + 1600
+  final = _checkpoint_steps(root)[-1]
+  assert final >= 4000, final
+  assert rerun.stderr.rstrip("\n").splitlines()[-2:] == [
+      "Finished (done) at agent step %d; checkpoint %s/train/ckpt-%d." % (final, root, final),
+      "Newest export: %s/policies/cartpole_v1/%d" % (root, final)], rerun.stderr[-2000:]
 
 
-# TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice).
+# TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice), and
+# its INFO lines at every export (SavedModel builder, fingerprint, Keras's renamed inputs).
 TF_NOISE = ("oneDNN custom operations", "cpu_feature_guard", "rebuild TensorFlow",
-            "TensorRT", "Unable to register", "cudart_stub", "Gym has been unmaintained")
+            "TensorRT", "Unable to register", "cudart_stub", "Gym has been unmaintained",
+            "Assets written to", "Writing fingerprint", "will be renamed", "untraced functions")
 
 
 def _user_env(**extra):
@@ -114,6 +129,7 @@ def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
       cwd=REPO, env=_user_env(), capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert "Run directory" in proc.stderr          # the project's own log lines stay
+  assert "Exported paac policy" in proc.stderr   # the final export was made
   assert [n for n in TF_NOISE if n in proc.stderr] == [], proc.stderr[:3000]
   # export of a missing run loads TensorFlow, then stops: it shows the switch at work.
   export_args = [sys.executable, "-m", "paac_tf.export", "--root_dir=%s" % (tmp_path / "none")]

@@ -180,16 +180,25 @@ def test_send_recv_halves():
     env.close()
 
 
-def test_workers_ignore_sigint():
+def test_workers_and_their_fork_server_ignore_sigint_and_sigterm():
+  """A signal to the whole process group (Ctrl-C, a container stop) reaches the workers and
+  the fork server that forked them too: they go on; the parent decides and closes them."""
   env = ParallelBatchedPyEnvironment(scripted_fns(2), 2)
+  pids = env.worker_pids
   try:
     env.reset()
-    for pid in env.worker_pids:
-      os.kill(pid, signal.SIGINT)
-    time.sleep(0.2)
-    assert np.all(env.step([CONTINUE, CONTINUE]).step_type == MID)
+    fork_server = psutil.Process(pids[0]).parent()
+    assert fork_server.pid != os.getpid() and "forkserver" in " ".join(fork_server.cmdline())
+    for sig in (signal.SIGINT, signal.SIGTERM):
+      for pid in pids + [fork_server.pid]:
+        os.kill(pid, sig)
+    time.sleep(0.5)
+    assert fork_server.is_running() and fork_server.status() != psutil.STATUS_ZOMBIE
+    for _ in range(3):
+      assert np.all(env.step([CONTINUE, CONTINUE]).step_type == MID)
   finally:
     env.close()
+  assert_gone(pids)
 
 
 # --- configuration errors ---------------------------------------------------------------

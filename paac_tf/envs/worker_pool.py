@@ -25,12 +25,15 @@ the parent has TensorFlow loaded. The fork server preloads this package's env mo
 (which import TF-Agents, hence TensorFlow, once), so each worker starts in milliseconds
 instead of importing TensorFlow itself. The caller's main module is run again in each
 worker as multiprocessing does, except where that cannot work (`python -`, a script that
-trains without `if __name__ == "__main__":`; `main_module.py`). Workers are daemons that
-ignore SIGINT (the parent decides what Ctrl-C means) and exit when their pipe closes, so
-they never outlive the parent. A worker that raises or dies surfaces in the parent as a
-`WorkerError` naming the worker and the original exception, never as a hang: waits
-watch the process sentinels and have a timeout. `close()`, an error, a Ctrl-C inside a
-reset or step, garbage collection and interpreter exit all shut the workers down.
+trains without `if __name__ == "__main__":`; `main_module.py`). The fork server and the
+workers are started with SIGINT and SIGTERM blocked (`signals.children_shielded`) and the
+workers ignore both: a signal to the whole process group (Ctrl-C in a terminal, a container
+or job stop) reaches the parent alone, which decides and closes them. Workers are daemons
+that exit when their pipe closes, so they never outlive the parent. A worker that raises or
+dies surfaces in the parent as a `WorkerError` naming the worker and the original
+exception, never as a hang: waits watch the process sentinels and have a timeout.
+`close()`, an error, a KeyboardInterrupt inside a reset or step, garbage collection and
+interpreter exit all shut the workers down.
 
 `num_workers=0` steps the environments in the calling process (no subprocess, no
 shared memory): for tests, debugging and environments too cheap to be worth a process.
@@ -40,6 +43,7 @@ What runs inside a worker (its commands, the step arrays' layout, its loop) is i
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+from multiprocessing import resource_tracker
 import pickle
 import signal
 import time
@@ -54,6 +58,7 @@ from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
 from paac_tf.envs import main_module
 from paac_tf.envs import worker_process
+from paac_tf.runtime import signals
 
 FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
@@ -61,7 +66,8 @@ FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 # TensorFlow, which TF-Agents imports) already loaded. '__main__' is multiprocessing's
 # default preload. Missing modules are skipped by the fork server.
 _FORKSERVER_PRELOAD = ("__main__", "paac_tf.envs.worker_pool", "paac_tf.envs.worker_process",
-                       "paac_tf.envs.gym_adapter", "paac_tf.envs.atari_portable")
+                       "paac_tf.envs.gym_adapter", "paac_tf.envs.atari_portable",
+                       "paac_tf.envs.fork_server")   # last: see fork_server.py
 _forkserver_preload_requested = False
 
 _SHUTDOWN_GRACE_S = 5.0   # how long close() waits for workers to exit by themselves
@@ -86,7 +92,7 @@ def _mp_context(start_method):
 
 
 def _shutdown(processes, conns, shm_holder, grace_s):
-  """Stops workers (politely, then terminate, then kill) and frees shared memory.
+  """Stops workers (politely, then SIGKILL: they ignore SIGTERM) and frees shared memory.
 
   A module-level function holding no reference to the environment object, so that it can
   serve as the `weakref.finalize` safety net (garbage collection, interpreter exit).
@@ -101,9 +107,6 @@ def _shutdown(processes, conns, shm_holder, grace_s):
   for process in processes:
     process.join(max(0.0, deadline - time.monotonic()))
   for process in processes:
-    if process.is_alive():
-      process.terminate()
-      process.join(1.0)
     if process.is_alive():
       process.kill()
       process.join(1.0)
@@ -178,15 +181,17 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
     try:
       if self._num_workers == 0:
         self._group = worker_process.EnvGroup(env_fns, 0)
-        specs = self._group.specs
-      else:
-        specs = self._start_workers(env_fns, start_method)
-      self._set_specs(*specs)
-      if self._num_workers == 0:
+        self._set_specs(*self._group.specs)
         self._arrays = worker_process.private_buffers(self._num_envs, self._obs_spec)
         self._group.bind(self._arrays)
       else:
-        self._attach_shared_memory()
+        # Shielded: the fork server and the workers begin with the stop signals blocked.
+        # multiprocessing's resource tracker (it ignores both signals itself) is started
+        # first: starting it unblocks them in the calling thread.
+        resource_tracker.ensure_running()
+        with signals.children_shielded():
+          self._set_specs(*self._start_workers(env_fns, start_method))
+          self._attach_shared_memory()
     except BaseException:
       self.close()
       raise

@@ -107,8 +107,10 @@ class EnvGroup:
 
 def worker_main(index, conn, env_fns, first_index):
   """Worker process: builds its environments, then serves commands until "close"."""
-  # Ctrl-C reaches the whole process group; the parent decides and closes us.
+  # Ctrl-C, and the SIGTERM of a container or job stop, reach the whole process group;
+  # the parent decides and closes us.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
+  signal.signal(signal.SIGTERM, signal.SIG_IGN)
   group, shm = None, None
   try:
     group = EnvGroup(env_fns, first_index)

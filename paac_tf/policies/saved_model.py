@@ -48,6 +48,7 @@ from paac_tf.envs import names
 from paac_tf.policies import loading
 from paac_tf.policies import run_settings
 from paac_tf.runtime import memory
+from paac_tf.runtime import startup
 
 FORMAT_VERSION = 1
 EXPLORATIONS = ("sample", "epsilon_greedy")
@@ -217,11 +218,46 @@ def _known_warnings_dropped():
     logger.removeFilter(drop)
 
 
+class _DropLibraryInfo(logging_lib.Filter):
+  """Drops the INFO lines that TensorFlow, Keras and TF-Agents log through absl while
+  saving (Keras's "Found untraced functions ..." notice too)."""
+
+  SOURCES = ("/tensorflow/", "/keras/", "/tf_keras/", "/tf_agents/")
+
+  def filter(self, record):
+    from_library = any(s in record.pathname for s in self.SOURCES)
+    return not from_library or (record.levelno >= logging_lib.WARNING and
+                                "Found untraced functions" not in record.getMessage())
+
+
+@contextlib.contextmanager
+def _tensorflow_info_dropped():
+  """While an export is written: TensorFlow's INFO lines ("Assets written to", "Writing
+  fingerprint to", "Function ... contains input name(s) ... will be renamed", "Found
+  untraced functions") stay off the terminal and the logs, unless PAAC_TF_VERBOSE_TF=1.
+  Warnings and errors still show."""
+  if startup.verbose_tensorflow():
+    yield
+    return
+  tf_logger = logging_lib.getLogger("tensorflow")
+  level = tf_logger.level
+  tf_logger.setLevel(max(logging_lib.WARNING, level))
+  drop = _DropLibraryInfo()
+  absl_logger = logging.get_absl_logger()
+  absl_logger.addFilter(drop)
+  try:
+    yield
+  finally:
+    absl_logger.removeFilter(drop)
+    tf_logger.setLevel(level)
+
+
 def _save_policy(algorithm, model, observation_spec, base_dir, version, metadata, greedy,
                  epsilon):
   try:
-    return _trace_and_save(algorithm, model, observation_spec, base_dir, version, metadata,
-                           greedy, epsilon)
+    with _tensorflow_info_dropped():
+      return _trace_and_save(algorithm, model, observation_spec, base_dir, version, metadata,
+                             greedy, epsilon)
   finally:
     # Saving traces the policy's functions; the traced graphs sit in reference cycles that
     # Python's collector frees only now and then, and the C heap keeps what was freed. A

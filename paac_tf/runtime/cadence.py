@@ -14,7 +14,10 @@ Checkpoints and exports are due at every multiple of their interval in agent ste
 first step count at or past it). Nothing non-finite is saved: before a checkpoint the last
 update's metrics (`finite_keys`) and the network's weights are checked, and a
 TrainingDivergedError stops the run, the last good checkpoint kept. An export whose version
-directory exists already (the final export of a resumed run that had finished) is skipped.
+directory exists already is skipped. The final export is of what this process trained: none
+when no update ran (a stop during the start-up, a resumed run that had finished), none when
+a second signal asked to hurry (`finish(..., hurry=True)`); the final checkpoint is always
+written (a new run stopped before its first update saves its step 0).
 """
 import dataclasses
 import os
@@ -94,6 +97,7 @@ class Cadence:
     self._save, self._export, self.export_dir = save, export, export_dir
     self.network, self.finite_keys, self.step_name = network, tuple(finite_keys), step_name
     self._perf = (time.monotonic(), int(start_steps))
+    self.trained = False   # whether an update ran in this process (after_update was called)
 
   def start_clock(self, steps):
     """Starts the agent-steps-per-second clock at `steps` (when the loop starts stepping)."""
@@ -124,6 +128,7 @@ class Cadence:
 
   def after_update(self, steps, updates, metrics):
     """Saves a checkpoint and exports when due (`steps` past the next multiple)."""
+    self.trained = True
     if steps >= self.next_checkpoint:
       self.save(steps, updates, metrics)
       self.next_checkpoint = next_multiple(steps, self.checkpoint_interval)
@@ -147,14 +152,16 @@ class Cadence:
       return None
     return self._export(int(steps))
 
-  def finish(self, steps, updates, metrics, window, reason, **extras):
+  def finish(self, steps, updates, metrics, window, reason, hurry=False, **extras):
     """The end of the run: the episode metrics, the last checkpoint (unless this step's is
-    saved), the final export; returns the RunResult."""
+    saved), the final export (if an update ran in this process, and not `hurry`: a second
+    signal asked to skip what is optional); returns the RunResult."""
     self.writer.episode_metrics(window, updates, steps)
     self.writer.close()
     if self.saved_at != int(steps):
       self.save(steps, updates, metrics)
-    self.export(steps)
+    if self.trained and not hurry:
+      self.export(steps)
     return RunResult(env_steps=int(steps), updates=int(updates), episodes=int(window.total),
                      average_return=window.average_return, reason=reason, extras=extras)
 

@@ -56,6 +56,17 @@ def check_run_config(directory, run_config):
   tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
+def latest_checkpoint(directory):
+  """The latest checkpoint in `directory` (its index's `ckpt-<agent step>` path), or None."""
+  return tf.train.latest_checkpoint(directory)
+
+
+def latest_step(directory):
+  """The agent step of the latest checkpoint in `directory` (0 if there is none)."""
+  path = latest_checkpoint(directory)
+  return int(path.rsplit("-", 1)[1]) if path else 0
+
+
 class Checkpointer:
   """A tf.train.Checkpoint of `trackables` in `directory`, keeping the last `max_to_keep`."""
 

@@ -6,6 +6,9 @@
   cuDNN/cuFFT/cuBLAS "Unable to register factory" errors, none of which the user can act
   on. It sets TF_CPP_MIN_LOG_LEVEL=3 unless the user set it, or set PAAC_TF_VERBOSE_TF=1.
   Python-side messages (absl logging, exceptions) are not affected.
+- `verbose_tensorflow()`: whether the user asked for TensorFlow's messages
+  (PAAC_TF_VERBOSE_TF=1); exports keep TensorFlow's INFO lines (SavedModel builder,
+  fingerprinting, renamed inputs) off the terminal unless so (`policies/saved_model.py`).
 - `import_old_gym_quietly()`: tf-agents 0.19 imports the old `gym` package, whose import
   prints a three-line notice asking to move to gymnasium, which is what this project uses
   (the old package is only tf-agents' dependency). The packages whose modules import
@@ -20,11 +23,16 @@ TF_LOG_LEVEL_ENV = "TF_CPP_MIN_LOG_LEVEL"
 QUIET_TF_LOG_LEVEL = "3"   # "2" still shows the CUDA factory-registration ERROR lines
 
 
+def verbose_tensorflow():
+  """True if the user asked for TensorFlow's own messages (PAAC_TF_VERBOSE_TF=1)."""
+  return os.environ.get(VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def quiet_tensorflow():
   """Sets TF_CPP_MIN_LOG_LEVEL for a quiet TensorFlow import, unless the user set it or asked
   for TensorFlow's messages with PAAC_TF_VERBOSE_TF=1. Returns the level in force (None:
   TensorFlow's default). Has no effect on a TensorFlow already imported."""
-  if os.environ.get(VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes"):
+  if verbose_tensorflow():
     return os.environ.get(TF_LOG_LEVEL_ENV)
   return os.environ.setdefault(TF_LOG_LEVEL_ENV, QUIET_TF_LOG_LEVEL)
 

@@ -67,63 +67,74 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
   checkpointing.check_run_config(train_dir, run_config)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
 
-  env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                     seed=seed)
-  try:
-    obs_spec = env.observation_spec()
-    model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                            mlp_units=mlp_units, initializer=initializer,
-                                            precision=precision, seed=seed)
-    agent = agent_lib.PaacAgent(model, total_updates=total_updates,
-                                steps_per_update=num_envs * t_max, seed=seed)
-    env_steps, episodes_done = cadence_lib.counters()
-    checkpointer = checkpointing.Checkpointer(
-        train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
-        rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
-    restored = checkpointer.restore_latest()
-    # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
-    checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
-        env.num_actions, obs_spec, network, mlp_units, initializer)})
-    config.write_operative_config(root_dir)
-    if restored:
-      logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
-                   int(agent.optimizer.iterations.numpy()))
-      # New episodes on resume: reseed the environments from the step count.
+  # Installed before the environments start: a stop during the start-up ends the run at
+  # the loop's start, after a checkpoint of the model (restored, or new at agent step 0).
+  with signals.stop_on_signals() as stop:
+    env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+                                       seed=seed)
+    try:
+      obs_spec = env.observation_spec()
+      model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
+                                              mlp_units=mlp_units, initializer=initializer,
+                                              precision=precision, seed=seed)
+      agent = agent_lib.PaacAgent(model, total_updates=total_updates,
+                                  steps_per_update=num_envs * t_max, seed=seed)
+      env_steps, episodes_done = cadence_lib.counters()
+      checkpointer = checkpointing.Checkpointer(
+          train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
+          rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
+      restored = checkpointer.restore_latest()
+      # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
+      checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
+          env.num_actions, obs_spec, network, mlp_units, initializer)})
+      config.write_operative_config(root_dir)
+      if restored:
+        logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
+                     int(agent.optimizer.iterations.numpy()))
+      if restored and not stop.requested:
+        # New episodes on resume: reseed the environments from the step count.
+        env.close()
+        env = environment.make_environment(env_name, num_envs=num_envs,
+                                           num_workers=num_workers,
+                                           seed=seed + int(env_steps.numpy()))
+      window = summaries.EpisodeWindow(100)
+      window.total = int(episodes_done.numpy())     # episodes of the run before a resume
+      steps = int(env_steps.numpy())
+
+      def save(at_steps):
+        cadence_lib.assign_counters(env_steps, episodes_done, at_steps, window.total)
+        checkpointer.save(at_steps)
+
+      # saved: a new run stopped before its first update still saves its step 0.
+      cadence = cadence_lib.Cadence(
+          root_dir, checkpoint_interval=checkpoint_interval, export_interval=export_interval,
+          summary_interval=summary_interval, start_steps=steps,
+          saved=checkpointer.manager.latest_checkpoint is not None, save=save,
+          export=lambda at_steps: exporter(agent, env, at_steps) if exporter else None,
+          export_dir=export.export_dir(root_dir, env_name), network=model,
+          finite_keys=("Losses/total", "Optimizer/global_norm"))
+      runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+      return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
+                  total_steps, stop_at_average_return, stop)
+    finally:
       env.close()
-      env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                         seed=seed + int(env_steps.numpy()))
-    window = summaries.EpisodeWindow(100)
-    window.total = int(episodes_done.numpy())     # episodes of the run before a resume
-    steps = int(env_steps.numpy())
-
-    def save(at_steps):
-      cadence_lib.assign_counters(env_steps, episodes_done, at_steps, window.total)
-      checkpointer.save(at_steps)
-
-    cadence = cadence_lib.Cadence(
-        root_dir, checkpoint_interval=checkpoint_interval, export_interval=export_interval,
-        summary_interval=summary_interval, start_steps=steps, saved=True, save=save,
-        export=lambda at_steps: exporter(agent, env, at_steps) if exporter else None,
-        export_dir=export.export_dir(root_dir, env_name), network=model,
-        finite_keys=("Losses/total", "Optimizer/global_norm"))
-    runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-    return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
-                total_steps, stop_at_average_return)
-  finally:
-    env.close()
 
 
-def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_return):
+def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_return, stop):
   """The loop: one rollout and update at a time until `total_steps` agent steps, the
-  target average return or a stop request; returns the cadence's RunResult."""
+  target average return or a stop request (`stop`, checked before each update); returns
+  the cadence's RunResult."""
   progress = progress_lib.Progress(total_steps, start_step=steps)
-  stop = signals.StopRequest()
-  runner.start()
+  if not stop.requested:   # else stopped during the start-up: no update at all
+    runner.start()
   cadence.start_clock(steps)
   metrics = None
   reason = "done"
   try:
     while steps < total_steps:
+      if stop.requested:   # checked before each update: the current one always finishes
+        reason = "signal"
+        break
       metrics = runner.run_update()
       steps += runner.steps_per_update
       updates += 1    # as agent.optimizer.iterations, without reading it every update
@@ -135,15 +146,13 @@ def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_r
           window.average_return >= stop_at_average_return):
         reason = "target"
         break
-      if stop.requested:
-        reason = "signal"
-        break
   finally:
-    stop.restore()
     progress.update(steps, window.average_return, force=True)
     progress.close()
     cadence.writer.flush()
-  result = cadence.finish(steps, updates, metrics, window, reason)
+  # The final export (of what this process trained) is skipped if a second signal asked
+  # to hurry.
+  result = cadence.finish(steps, updates, metrics, window, reason, hurry=stop.hurry)
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
   return result

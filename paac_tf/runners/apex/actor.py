@@ -114,7 +114,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
   threads.set_tf_threads(tf_threads, tf_inter_op_threads)
   own_stop = stop is None
   if own_stop:
-    stop = signals.StopRequest(ignore_sigint=parent_pid is not None, second_exits=False,
+    stop = signals.StopRequest(ignore_sigint=parent_pid is not None,
                                message="%s received: stopping.")
   should_stop = lambda: stop.requested or not processes.parent_alive(parent_pid)
   client = reverb.Client(replay_address)

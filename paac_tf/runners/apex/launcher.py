@@ -13,8 +13,10 @@
   4. runs the learner in this process until `total_steps` agent steps (summed over all
      actors, as the actors report them) or a stop request (SIGINT/SIGTERM);
   5. shuts down: actors get SIGTERM (SIGKILL after `shutdown_grace_s`), the server
-     stops (its port is freed). Actors ignore the terminal's SIGINT (the launcher decides)
-     and exit by themselves if the launcher process disappears.
+     stops (its port is freed). Actors run in sessions of their own: a signal to the
+     launcher's process group (the terminal's Ctrl-C, a container or job stop) reaches the
+     launcher alone, which decides; they exit by themselves if the launcher disappears, and
+     none is restarted once a stop was requested.
 
 The same pieces run on several hosts as programs of their own: `python -m
 paac_tf.apex_replay`, `python -m paac_tf.apex_actor` and `python -m paac_tf.apex_learner`.
@@ -49,7 +51,7 @@ class ActorProcesses:
   """Starts, watches, restarts and stops the actor subprocesses."""
 
   def __init__(self, root_dir, replay_address, num_actors, config_file, seed, algorithm,
-               max_restarts=20, poll_s=1.0, extra_args=(), env=None):
+               max_restarts=20, poll_s=1.0, extra_args=(), env=None, stop=None):
     self.root_dir = root_dir
     self.replay_address = replay_address
     self.num_actors = int(num_actors)
@@ -60,6 +62,7 @@ class ActorProcesses:
     self.poll_s = float(poll_s)
     self.extra_args = list(extra_args)
     self.env = env
+    self.stop_request = stop   # once requested, no actor is restarted
     self.log_dir = os.path.join(root_dir, "actors")
     os.makedirs(self.log_dir, exist_ok=True)
     self.processes = [None] * self.num_actors
@@ -91,8 +94,11 @@ class ActorProcesses:
       log.write(b"\n=== start %d of actor %d at %s ===\n" % (
           self.starts[index] + 1, index, time.strftime("%Y-%m-%d %H:%M:%S").encode()))
       log.flush()
+      # A session of its own: the signals sent to the launcher's process group are the
+      # launcher's to decide on (it stops its actors with SIGTERM).
       process = subprocess.Popen(self._command(index), stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=subprocess.STDOUT, env=env, cwd=os.getcwd())
+                                 stderr=subprocess.STDOUT, env=env, cwd=os.getcwd(),
+                                 start_new_session=True)
     self.processes[index] = process
     self.starts[index] += 1
     logging.info("Started actor %d (pid %d), log %s", index, process.pid, self.log_path(index))
@@ -115,7 +121,7 @@ class ActorProcesses:
   def _watch(self):
     while not self._stopping.wait(self.poll_s):
       with self._lock:
-        if self._stopping.is_set():
+        if self._stopping.is_set() or getattr(self.stop_request, "requested", False):
           return
         for i, process in enumerate(self.processes):
           code = process.poll()
@@ -190,45 +196,44 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
   root_dir = os.path.abspath(root_dir)
   config_file = os.path.join(root_dir, CONFIG_FILE)
   _write_config(config_file)
-  stop = signals.StopRequest()   # installed first: a Ctrl-C during start-up is honoured
-  server = actors = None
-  stopped = []
+  with signals.stop_on_signals() as stop:   # installed first: a Ctrl-C during start-up counts
+    server = actors = None
+    stopped = []
 
-  def shut_down():
-    """Actors first (SIGTERM, then SIGKILL), then the replay server; idempotent."""
-    if stopped:
-      return
-    stopped.append(True)
-    if actors is not None:
-      actors.stop(shutdown_grace_s)
-    if server is not None:
-      if checkpoint_replay:
-        try:
-          logging.info("Replay checkpoint: %s",
-                       reverb.Client("127.0.0.1:%d" % server.port).checkpoint())
-        except Exception as e:  # pylint: disable=broad-except
-          logging.error("Replay checkpoint failed: %s", e)
-      server.stop()
-      logging.info("Replay server stopped.")
+    def shut_down():
+      """Actors first (SIGTERM, then SIGKILL), then the replay server; idempotent."""
+      if stopped:
+        return
+      stopped.append(True)
+      if actors is not None:
+        actors.stop(shutdown_grace_s)
+      if server is not None:
+        if checkpoint_replay:
+          try:
+            logging.info("Replay checkpoint: %s",
+                         reverb.Client("127.0.0.1:%d" % server.port).checkpoint())
+          except Exception as e:  # pylint: disable=broad-except
+            logging.error("Replay checkpoint failed: %s", e)
+        server.stop()
+        logging.info("Replay server stopped.")
 
-  try:
-    layout = replay_lib.layout_for(env_name)
-    checkpoint_dir = os.path.join(root_dir, REPLAY_CHECKPOINT_DIR) if checkpoint_replay else None
-    server = replay_lib.start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
-    address = "127.0.0.1:%d" % server.port
-    actors = ActorProcesses(root_dir, address, num_actors, config_file, seed, algorithm,
-                            max_restarts=max_actor_restarts)
-    actors.start()
-    logging.info("Ape-X: replay on port %d, %d actors (pids %s), learner in this process.",
-                 server.port, num_actors, actors.pids())
-    result = learner_lib.apex_learner(address, root_dir, env_name, total_steps,
-                                      algorithm=algorithm, seed=seed, stop=stop,
-                                      health_check=actors.check, on_finished=shut_down)
-    result.extras["actor_restarts"] = actors.restarts
-    return result
-  finally:
-    stop.restore()
-    shut_down()
+    try:
+      layout = replay_lib.layout_for(env_name)
+      checkpoint_dir = os.path.join(root_dir, REPLAY_CHECKPOINT_DIR) if checkpoint_replay else None
+      server = replay_lib.start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
+      address = "127.0.0.1:%d" % server.port
+      actors = ActorProcesses(root_dir, address, num_actors, config_file, seed, algorithm,
+                              max_restarts=max_actor_restarts, stop=stop)
+      actors.start()
+      logging.info("Ape-X: replay on port %d, %d actors (pids %s), learner in this process.",
+                   server.port, num_actors, actors.pids())
+      result = learner_lib.apex_learner(address, root_dir, env_name, total_steps,
+                                        algorithm=algorithm, seed=seed, stop=stop,
+                                        health_check=actors.check, on_finished=shut_down)
+      result.extras["actor_restarts"] = actors.restarts
+      return result
+    finally:
+      shut_down()
 
 
 def _write_config(path):

@@ -396,8 +396,12 @@ class _LearnerLoop:
 
   # --- the loop -----------------------------------------------------------------------------
   def run(self):
-    stop = self.stop if self.stop is not None else signals.StopRequest()
-    own_stop = self.stop is None
+    if self.stop is not None:
+      return self._run(self.stop)
+    with signals.stop_on_signals() as stop:
+      return self._run(stop)
+
+  def _run(self, stop):
     self._next_report = 0.0
     reason = "done"
     logging.info("Learner: replay %s, batch %d, %s", self.replay_address, self.settings.batch_size,
@@ -424,8 +428,6 @@ class _LearnerLoop:
       self.writer.close()
       raise
     finally:
-      if own_stop:
-        stop.restore()
       self.progress.update(self.reports.env_steps, self.reports.window.average_return,
                            force=True)
       self.progress.close()
@@ -441,8 +443,11 @@ class _LearnerLoop:
     env_steps = self.reports.env_steps
     low = self.reports.low_epsilon_window()
     bound = self.reports.low_epsilon_bound()
+    # The final export (of what this process trained) is skipped if a second signal asked
+    # to hurry.
     result = self.cadence.finish(
         env_steps, self.learner_steps, self._metrics, self.reports.window, reason,
+        hurry=getattr(stop, "hurry", False),
         average_return_low_epsilon=low.average_return if low is not None else float("nan"),
         low_epsilon=bound, replay_reconnects=self.reconnects)
     logging.info("Learner stopped (%s) at agent step %d, learner step %d; average return of "

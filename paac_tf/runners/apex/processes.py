@@ -41,18 +41,8 @@ def parent_alive(parent_pid):
   return not parent_pid or os.getppid() == int(parent_pid)
 
 
-def exit_now(status):
-  """Flushes the logs and standard streams, then ends the process at once: an actor or
-  learner that has closed everything skips the interpreter's teardown of TF and gRPC,
-  which can take seconds or wait on calls pending on a lost replay server."""
-  logging.flush()
-  sys.stdout.flush()
-  sys.stderr.flush()
-  os._exit(status)  # pylint: disable=protected-access
-
-
 def run_then_exit(fn):
-  """Runs `fn()`, then ends the process at once (`exit_now`): status 0, or
+  """Runs `fn()`, then ends the process at once (`errors.exit_now`): status 0, or
   EXIT_REPLAY_UNREACHABLE after one `error: ...` line if `fn` gave up on the replay server
   (ReplayUnreachableError). Other errors propagate (`errors.run_cli` reports them)."""
   status = 0
@@ -62,4 +52,4 @@ def run_then_exit(fn):
     logging.flush()
     sys.stderr.write("error: %s\n" % errors.user_message(e))
     status = replay_client.EXIT_REPLAY_UNREACHABLE
-  exit_now(status)   # everything is closed (and saved): skip the slow teardown
+  errors.exit_now(status)   # everything is closed (and saved): skip the slow teardown

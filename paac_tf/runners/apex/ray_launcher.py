@@ -15,10 +15,19 @@
      `max_actor_restarts`) and its loop entered again (with a new seed); one that raises is
      run again; past `max_actor_restarts` in all, or on an actor's UserError (a bad
      configuration), the run stops with an error. SIGINT/SIGTERM asks the learner to stop
-     (it saves a checkpoint and exports, as in the local launcher);
+     (it saves a checkpoint and exports, as in the local launcher), from any moment on:
+     during `ray.init` and the roles' start too (before the learner exists, the run ends
+     with nothing to save);
   5. once the learner returns or fails: asks the actors to stop, waits up to
      `shutdown_grace_s` for them, then kills every Ray actor it started (`ray.kill`, in a
      `finally`) and disconnects; a Ray it started stops with it.
+
+Signals: this command takes SIGINT and SIGTERM (its own, or its process group's: a
+terminal's Ctrl-C, `docker stop`, Kubernetes, Slurm) as a stop request (`_RayOwner`). A
+Ray started for the run has its processes (GCS, raylet, agents) in this command's process
+group; they start with both signals blocked, so that they keep running until the learner
+has saved, and `ray.shutdown` ends them (SIGKILL after 1 s each: ~4 s more than an
+unblocked shutdown). Ray's workers run in process groups of their own.
 
 Placement (`run_ray` bindings): by default learner and replay run on the node of this
 command (where root_dir is) and the actors are spread over the cluster (SPREAD). Each
@@ -33,8 +42,10 @@ policies/). Worker logs go where Ray puts them (forwarded to this command's term
 The replay is not checkpointed: a rerun in the same root_dir resumes the learner from its
 checkpoint and refills an empty replay.
 """
+import logging as logging_lib
 import os
 import socket
+import threading
 import time
 
 from absl import logging
@@ -44,6 +55,8 @@ from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_roles
+from paac_tf.runtime import cadence
+from paac_tf.runtime import checkpointing
 from paac_tf.runtime import config
 from paac_tf.runtime import signals
 
@@ -56,6 +69,8 @@ _DEFAULT_OPTIONS = {
     "actor": {"num_cpus": 1, "scheduling_strategy": "SPREAD"},
 }
 _WAIT_S = 1.0   # the watch loop's poll interval
+_NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
+_CONFIGS_TIMEOUT_S = 10.0   # for the operative configs of the replay and the actors, in all
 
 
 class LearnerDiedError(errors.UserError):
@@ -71,16 +86,28 @@ def _import_ray(local):
   """Imports Ray; for a Ray started for this run (`local`), first sets up this process's
   environment, which Ray's processes inherit: Ray's single-machine mode (as on macOS: its
   addresses on loopback, not on the network; read when Ray is imported) and TensorFlow's
-  C++ log level of the one-machine launcher."""
+  C++ log level of the one-machine launcher.
+
+  This process's own Ray driver gets no C++ failure signal handler (RAY_DISABLE_FAILURE_
+  SIGNAL_HANDLER, read when Ray is imported; Ray's processes do not inherit it): ray.init
+  would install one on SIGTERM, and after a SIGTERM that it caught (one that comes during
+  ray.init, before this process's stop handler is put back) it prints a stack dump and
+  ray.shutdown aborts the process (status 134, measured)."""
   if local:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  added = _NO_FAILURE_HANDLER not in os.environ
+  if added:
+    os.environ[_NO_FAILURE_HANDLER] = "1"
   try:
     import ray  # pylint: disable=import-outside-toplevel  (lazy: Ray is an optional extra)
   except ImportError:
     raise errors.UserError(
         "train_eval.launcher = 'ray' needs Ray: pip install -e '.[ray]' (on every node of "
         "the cluster).") from None
+  finally:
+    if added:
+      os.environ.pop(_NO_FAILURE_HANDLER, None)
   return ray
 
 
@@ -121,10 +148,73 @@ def _pin(ray, options, learner_node):
     options[role].setdefault("scheduling_strategy", strategy)
 
 
-def _connect(ray, address, root_dir, options, num_actors):
+class _NoSigtermNotice(logging_lib.Filter):
+  """Drops ray.init's notice that it set no SIGTERM handler off the main thread (this
+  process has its own: the stop request)."""
+
+  def filter(self, record):
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
+class _RayOwner:
+  """`ray.init` on a thread of its own, which lives until `release()`.
+
+  - The processes of a Ray started for the run are forked by this thread, which blocks
+    SIGINT and SIGTERM (`signals.children_shielded`): they inherit the blocked signals, so
+    a signal to the process group does not kill them while the learner saves.
+  - Off the main thread, ray.init leaves this process's SIGTERM handler alone (on the main
+    thread it installs one that exits at once, even in the middle of ray.init).
+  - Linux sends Ray's fate-sharing signal (PR_SET_PDEATHSIG) when the *thread* that forked
+    a process ends: the thread stays until Ray is shut down.
+  The main thread waits in short steps, so that its signal handlers run meanwhile.
+  """
+
+  def __init__(self, ray, kwargs):
+    self._ray, self._kwargs = ray, kwargs
+    self._ready = threading.Event()
+    self._released = threading.Event()
+    self.error = None
+    self._thread = threading.Thread(target=self._main, name="ray-owner", daemon=True)
+
+  def _main(self):
+    notice = _NoSigtermNotice()
+    ray_logger = logging_lib.getLogger("ray._private.worker")
+    ray_logger.addFilter(notice)
+    try:
+      with signals.children_shielded():
+        self._ray.init(**self._kwargs)
+    except BaseException as e:  # pylint: disable=broad-except  (raised in the main thread)
+      self.error = e
+    finally:
+      ray_logger.removeFilter(notice)
+      self._ready.set()
+    if self.error is None:
+      self._released.wait()
+
+  def start(self):
+    """Runs ray.init; returns once it returned, raises what it raised."""
+    self._thread.start()
+    while not self._ready.wait(0.5):
+      pass
+    if self.error is not None:
+      raise self.error
+
+  def release(self):
+    """Ends the thread (after ray.shutdown)."""
+    self._released.set()
+    self._thread.join(timeout=10.0)
+
+
+def _connect(ray, address, root_dir, options, num_actors, stop):
   """ray.init: joins the cluster at `address`, or starts a Ray on this machine (None):
-  on loopback, without dashboard, with a logical CPU for every role that asks one."""
+  on loopback, without dashboard, with a logical CPU for every role that asks one.
+  Returns the `_RayOwner` to release after ray.shutdown."""
   kwargs = {"namespace": namespace_for(root_dir)}
+  level = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+  if level is not None:
+    # The run's Ray workers start with this command's TensorFlow log level (quiet unless
+    # asked for, `startup.quiet_tensorflow`), also on a cluster started elsewhere.
+    kwargs["runtime_env"] = {"env_vars": {"TF_CPP_MIN_LOG_LEVEL": level}}
   if address is None:
     needed = (options["learner"].get("num_cpus", 0) + options["replay"].get("num_cpus", 0) +
               num_actors * options["actor"].get("num_cpus", 0))
@@ -133,11 +223,16 @@ def _connect(ray, address, root_dir, options, num_actors):
   else:
     _check_reachable(address)
     kwargs["address"] = address
+  owner = _RayOwner(ray, kwargs)
   try:
-    ray.init(**kwargs)
+    owner.start()
   except ConnectionError as e:
     raise errors.UserError("Cannot connect to the Ray cluster at %r (train_eval.ray_address): "
                            "%s" % (address, errors.user_message(e))) from None
+  # In case Ray was imported before `_import_ray` (its driver then put a handler of its own,
+  # a stack dump, on SIGTERM): ours again.
+  stop.reinstall()
+  return owner
 
 
 def _check_reachable(address, timeout_s=10.0):
@@ -210,18 +305,18 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm,
   options = _role_options(learner_options, replay_options, actor_options)
   root_dir = os.path.abspath(root_dir)
   config_text = gin.config_str()
-  _connect(ray, address, root_dir, options, int(num_actors))
-  stop = signals.StopRequest()   # after ray.init, which sets a SIGTERM handler of its own
-  run = _RayRun(ray, config_text, registry.reference(algorithm), root_dir, env_name,
-                int(total_steps), int(seed), int(num_actors), max_actor_restarts,
-                start_timeout_s)
-  try:
-    _pin(ray, options, learner_node)
-    return run.run(options, replay_port, stop, shutdown_grace_s)
-  finally:
-    run.kill_all()
-    stop.restore()
-    ray.shutdown()
+  with signals.stop_on_signals() as stop:
+    owner = _connect(ray, address, root_dir, options, int(num_actors), stop)
+    run = _RayRun(ray, config_text, registry.reference(algorithm), root_dir, env_name,
+                  int(total_steps), int(seed), int(num_actors), max_actor_restarts,
+                  start_timeout_s)
+    try:
+      _pin(ray, options, learner_node)
+      return run.run(options, replay_port, stop, shutdown_grace_s)
+    finally:
+      run.kill_all()
+      ray.shutdown()
+      owner.release()
 
 
 class _RayRun:
@@ -255,11 +350,19 @@ class _RayRun:
     self.handles.append(handle)
     return handle
 
-  def _get(self, ref, what, options, deadline):
+  def _get(self, ref, what, options, deadline, on_wait=None):
     """ray.get until `deadline` (time.monotonic()); a UserError naming `what`, its Ray
-    options and the cluster's free resources if it has not started by then."""
+    options and the cluster's free resources if it has not started by then. `on_wait` is
+    called about once a second meanwhile; if it returns True, so does this (given up)."""
     try:
-      return self.ray.get(ref, timeout=max(1.0, deadline - time.monotonic()))
+      while True:
+        try:
+          return self.ray.get(ref, timeout=min(_WAIT_S, max(0.1, deadline - time.monotonic())))
+        except self.ray.exceptions.GetTimeoutError:
+          if time.monotonic() >= deadline:
+            raise
+          if on_wait is not None and on_wait():
+            return True
     except self.ray.exceptions.GetTimeoutError:
       raise errors.UserError(
           "%s did not start within %.0f s: does any node offer what it asks (%s)? Free in "
@@ -280,9 +383,16 @@ class _RayRun:
 
   def run(self, options, replay_port, stop, grace_s):
     deadline = time.monotonic() + self.start_timeout_s
+    if stop.requested:   # during ray.init: no model yet, nothing to save
+      return self._stopped_before_the_learner()
     replay = self._create(ray_roles.ReplayRole, REPLAY_NAME, options["replay"])
+    # A stop while the replay's process starts (seconds: it imports TensorFlow) gives up on
+    # it at once (kill_all kills it).
     self.replay_address = self._get(replay.start.remote(self.env_name, replay_port),
-                                    "The replay server", options["replay"], deadline)
+                                    "The replay server", options["replay"], deadline,
+                                    on_wait=lambda: stop.requested)
+    if stop.requested:
+      return self._stopped_before_the_learner()
     learner = self._create(ray_roles.LearnerRole, LEARNER_NAME, options["learner"],
                            max_concurrency=2, max_restarts=0)
     self.actors = [self._create(ray_roles.ActorRole, ACTOR_NAME % i, options["actor"],
@@ -293,36 +403,65 @@ class _RayRun:
     pending = {self._submit(i): (i, "run") for i in range(self.num_actors)}
     roles = [(learner, "The learner", options["learner"])] + [
         (actor, "Actor %d" % i, options["actor"]) for i, actor in enumerate(self.actors)]
-    places = [self._get(handle.where.remote(), what, opts, deadline)
+    sent = []   # the stop requests sent to the learner: False (stop), True (hurry)
+
+    def forward_stop():
+      """Asks the learner to stop after a stop request or a failure, and to hurry after a
+      second signal (each once); its Ray actor takes the call even before its loop started."""
+      for hurry in (False, True):
+        wanted = stop.requested or self.failure is not None
+        if wanted and (not hurry or getattr(stop, "hurry", False)) and hurry not in sent:
+          learner.request_stop.remote(hurry=hurry)
+          sent.append(hurry)
+
+    roles.append((replay, "The replay server", options["replay"]))
+    places = [self._get(handle.where.remote(), what, opts, deadline, on_wait=forward_stop)
               for handle, what, opts in roles]
-    logging.info("Ape-X on Ray: replay %s; learner on node %s (%s); actors on %s.",
-                 self.replay_address, places[0]["node_id"], places[0]["ip"],
-                 ", ".join("%d: node %s (%s)" % (i, p["node_id"], p["ip"])
-                           for i, p in enumerate(places[1:])))
-    stop_sent = False
+    logging.info("Ape-X on Ray: replay %s (pid %d); learner on node %s (%s, pid %d); actors "
+                 "on %s.", self.replay_address, places[-1]["pid"], places[0]["node_id"],
+                 places[0]["ip"], places[0]["pid"],
+                 ", ".join("%d: node %s (%s, pid %d)" % (i, p["node_id"], p["ip"], p["pid"])
+                           for i, p in enumerate(places[1:-1])))
     while True:
+      forward_stop()
       ready, _ = self.ray.wait([learner_ref] + list(pending), num_returns=1, timeout=_WAIT_S)
       if learner_ref in ready:
         break
       for ref in ready:
         self._actor_ended(ref, pending.pop(ref), pending)
-      if (stop.requested or self.failure is not None) and not stop_sent:
-        learner.request_stop.remote()
-        stop_sent = True
     result = self._learner_result(learner_ref, places[0])
-    configs = result.extras.setdefault("process_operative_configs", {})
-    for name, role in [("replay", replay)] + [("actor_%d" % i, actor)
-                                              for i, actor in enumerate(self.actors)]:
-      try:   # every process's bindings, for the run's operative_config.gin
-        configs[name] = self.ray.get(role.operative_config.remote(), timeout=30)
-      except Exception as e:  # pylint: disable=broad-except  (the run's result matters more)
-        logging.warning("The operative config of %s could not be read: %s", name,
-                        _first_line(e))
+    # Beside the learner's own (its process's bindings, in its result).
+    result.extras.setdefault("process_operative_configs", {}).update(
+        self._operative_configs(replay))
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure
     result.extras["actor_restarts"] = self.restarts
     return result
+
+  def _operative_configs(self, replay, timeout_s=_CONFIGS_TIMEOUT_S):
+    """{process: its operative gin config} of the replay and the actors, asked all at once
+    and waited for `timeout_s` in all (a stop is not held up by an actor that is gone)."""
+    refs = {name: role.operative_config.remote() for name, role in [("replay", replay)] + [
+        ("actor_%d" % i, actor) for i, actor in enumerate(self.actors)]}
+    self.ray.wait(list(refs.values()), num_returns=len(refs), timeout=timeout_s)
+    configs = {}
+    for name, ref in refs.items():
+      try:   # every process's bindings, for the run's operative_config.gin
+        configs[name] = self.ray.get(ref, timeout=0.1)
+      except Exception as e:  # pylint: disable=broad-except  (the run's result matters more)
+        logging.warning("The operative config of %s could not be read: %s", name,
+                        _first_line(e) if str(e).strip() else type(e).__name__)
+    return configs
+
+  def _stopped_before_the_learner(self):
+    """The result of a run stopped before its learner existed: the agent step of the
+    latest checkpoint, if any (nothing was trained, nothing is saved)."""
+    logging.info("Stopped before the learner started: nothing to save.")
+    return cadence.RunResult(
+        env_steps=checkpointing.latest_step(os.path.join(self.root_dir, "train")), updates=0,
+        episodes=0, average_return=float("nan"), reason="signal",
+        extras={"actor_restarts": 0})
 
   def _actor_ended(self, ref, entry, pending):
     """A call to an actor returned or failed. `entry`: (index, 'run' or 'probe').

@@ -24,16 +24,19 @@ from paac_tf.runners.apex import replay as replay_lib
 
 
 class _Stop:
-  """A stop request set by the launcher (`request_stop`), read by the training loops."""
+  """A stop request set by the launcher (`request_stop`), read by the training loops;
+  `hurry`: the command got a second signal (the learner skips its final export)."""
 
   def __init__(self):
     self._event = threading.Event()
+    self.hurry = False
 
   @property
   def requested(self):
     return self._event.is_set()
 
-  def set(self):
+  def set(self, hurry=False):
+    self.hurry = self.hurry or bool(hurry)
     self._event.set()
 
 
@@ -102,9 +105,10 @@ class LearnerRole:
     result.extras["process_operative_configs"] = {"learner": gin.operative_config_str()}
     return result
 
-  def request_stop(self):
-    """Finish the current update, save a checkpoint, export, return (as on SIGINT)."""
-    self._stop.set()
+  def request_stop(self, hurry=False):
+    """Finish the current update, save a checkpoint, export (unless `hurry`), return (as on
+    SIGINT, and a second SIGINT)."""
+    self._stop.set(hurry)
 
   def where(self):
     return where()

@@ -156,7 +156,7 @@ def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
   layout = layout_for(env_name)
   server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
-  stop = signals.StopRequest(second_exits=False, message="%s received: stopping the replay.")
+  stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
   try:
