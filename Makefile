@@ -31,11 +31,16 @@ train: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-# The suite without the tests marked `cluster`: Ape-X on a multi-host Ray cluster of network
-# namespaces (tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores; root, `ip netns`;
-# skipped otherwise), which `make test-cluster` runs; .ci/run runs both.
+# The suite without the tests marked `stops` (tests/test_stops.py: 40 signals at random
+# moments of whole runs, ~8 minutes alone, 19 on 2 loaded cores; `make test-stops`) and
+# `cluster` (Ape-X on a multi-host Ray cluster of network namespaces,
+# tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores; root, `ip netns`; skipped
+# otherwise; `make test-cluster`). .ci/run runs all three.
 test: $(RAY)
-	$(PY) -m pytest tests -q -m "not cluster" $(ARGS)
+	$(PY) -m pytest tests -q -m "not cluster and not stops" $(ARGS)
+
+test-stops: $(RAY)
+	$(PY) -m pytest tests -q -m stops $(ARGS)
 
 test-cluster: $(RAY)
 	$(PY) -m pytest tests -q -m cluster $(ARGS)

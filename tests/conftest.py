@@ -2,6 +2,7 @@
 import json
 import multiprocessing
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -10,6 +11,11 @@ import psutil
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# The one Ray token of every test's cluster in this pytest process: Ray reads the token once
+# per process and keeps it, so a second cluster with another token refuses this process's
+# client ("InvalidAuthToken").
+RAY_TEST_TOKEN = secrets.token_hex(16)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -72,4 +78,7 @@ def assert_gone(pids, timeout=10.0):
 def pytest_configure(config):
   config.addinivalue_line(
       "markers", "cluster: Ape-X on a multi-host Ray cluster of network namespaces (root, "
-      "`ip netns`); `make test-cluster`, the second step of .ci/run")
+      "`ip netns`); `make test-cluster`, the last step of .ci/run")
+  config.addinivalue_line(
+      "markers", "stops: signals at random moments of whole runs of every launcher "
+      "(tests/test_stops.py); `make test-stops`, the second step of .ci/run")

@@ -12,7 +12,6 @@ import ast
 import importlib.util
 import os
 import re
-import secrets
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import time
 import psutil
 import pytest
 
+from conftest import RAY_TEST_TOKEN
 from conftest import read_text
 from conftest import run_module
 
@@ -34,7 +34,7 @@ PLACEMENT = ["--gin_bindings=train_eval.launcher='ray'",
              "--gin_bindings=run_ray.actor_options={'resources': {'apex_actor': 1}}"]
 
 # One token for the test process: Ray's client keeps the first one it reads.
-TOKEN = secrets.token_hex(16)
+TOKEN = RAY_TEST_TOKEN
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed: pip install -e '.[ray]'")

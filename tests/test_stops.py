@@ -27,7 +27,6 @@ import importlib.util
 import os
 import random
 import re
-import secrets
 import shlex
 import shutil
 import signal
@@ -38,8 +37,13 @@ import time
 import psutil
 import pytest
 
+from conftest import RAY_TEST_TOKEN
 from conftest import REPO
 from conftest import read_text
+
+# Whole-run tries of every launcher (about 8 minutes alone on 2 cores, 19 under load): not
+# in `make test`; `make test-stops`, a later step of .ci/run.
+pytestmark = pytest.mark.stops
 
 FAST = ["--gin_bindings=train_eval.total_steps=100000000"]
 PAAC = ["--gin_file=cartpole.gin", "--gin_bindings=paac_train.stop_at_average_return=None",
@@ -346,7 +350,7 @@ needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed: pip install -e '.[ray]'")
 # One token for the test's cluster and the runs (Ray keeps the first one it reads).
 RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "token",
-           "RAY_AUTH_TOKEN": secrets.token_hex(16), "RAY_DEDUP_LOGS": "0"}
+           "RAY_AUTH_TOKEN": RAY_TEST_TOKEN, "RAY_DEDUP_LOGS": "0"}
 
 
 @needs_ray

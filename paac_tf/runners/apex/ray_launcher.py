@@ -430,7 +430,7 @@ class _RayRun:
       for ref in ready:
         self._actor_ended(ref, pending.pop(ref), pending)
     result = self._learner_result(learner_ref, places[0])
-    # Beside the learner's own (its process's bindings, in its result).
+    # The learner's own section (from its result) and the replay's and actors'.
     result.extras.setdefault("process_operative_configs", {}).update(
         self._operative_configs(replay))
     self._stop_actors(pending, grace_s)
