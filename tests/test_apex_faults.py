@@ -98,13 +98,13 @@ def _result(log_text):
 
 
 def _actor_args(address, *bindings):
-  return ["paac_tf.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
+  return ["paac_tf.commands.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
           "--num_actors=1", GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _learner_args(address, root_dir, *bindings):
-  return ["paac_tf.apex_learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
-          GIN] + ["--gin_bindings=%s" % b for b in bindings]
+  return ["paac_tf.commands.apex_learner", "--replay_address=%s" % address,
+          "--root_dir=%s" % root_dir, GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _retries(text, address):
@@ -189,7 +189,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
   root = tmp_path / "run"
-  replay_args = ["paac_tf.apex_replay", "--port=%d" % port, GIN,
+  replay_args = ["paac_tf.commands.apex_replay", "--port=%d" % port, GIN,
                  "--checkpoint_dir=%s" % (tmp_path / "replay_checkpoint"),
                  "--checkpoint_interval_s=2"]
   retry = "ReplayRetry.max_s=4"   # backoff 1, 2, 4, 4, ... s: shorter waits in this test

@@ -1,5 +1,5 @@
 """The plumbing of the Ape-X processes, without a replay server: their command lines (entry
-points paac_tf.apex_replay / apex_actor / apex_learner), run directories, stop requests,
+points paac_tf.commands.apex_replay / apex_actor / apex_learner), run directories, stop requests,
 actor seeds and settings read from the gin configuration."""
 import ast
 import os
@@ -23,7 +23,8 @@ from paac_tf.runtime import signals
 
 train_eval.load_configurables()   # the configurables the configs name
 
-ENTRY_POINTS = ("paac_tf.apex_replay", "paac_tf.apex_actor", "paac_tf.apex_learner")
+ENTRY_POINTS = ("paac_tf.commands.apex_replay", "paac_tf.commands.apex_actor",
+                "paac_tf.commands.apex_learner")
 
 
 @pytest.fixture(autouse=True)

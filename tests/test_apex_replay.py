@@ -383,7 +383,7 @@ def _wait_for_server(address, process, timeout_s=120):
 def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
-  command = [sys.executable, "-m", "paac_tf.apex_replay", "--port=%d" % port,
+  command = [sys.executable, "-m", "paac_tf.commands.apex_replay", "--port=%d" % port,
              "--gin_file=apex_cartpole.gin", "--checkpoint_dir=%s" % (tmp_path / "ckpt")]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,

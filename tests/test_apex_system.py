@@ -57,7 +57,7 @@ def _actors_of(launcher):
       cmd = child.cmdline()
     except psutil.Error:
       continue
-    if "paac_tf.apex_actor" in cmd:
+    if "paac_tf.commands.apex_actor" in cmd:
       index = int(next(a for a in cmd if a.startswith("--actor_index=")).split("=")[1])
       found[index] = child
   return found
@@ -190,12 +190,13 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
   port = _free_port()
   address = "127.0.0.1:%d" % port
   gin = "--gin_file=apex_cartpole.gin"
-  replay = _start(["paac_tf.apex_replay", "--port=%d" % port, gin], tmp_path / "replay.log")
+  replay = _start(["paac_tf.commands.apex_replay", "--port=%d" % port, gin],
+                  tmp_path / "replay.log")
   actor = learner = None
   try:
-    actor = _start(["paac_tf.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
-                    "--num_actors=1", gin], tmp_path / "actor.log")
-    learner = _start(["paac_tf.apex_learner", "--replay_address=%s" % address,
+    actor = _start(["paac_tf.commands.apex_actor", "--replay_address=%s" % address,
+                    "--actor_index=0", "--num_actors=1", gin], tmp_path / "actor.log")
+    learner = _start(["paac_tf.commands.apex_learner", "--replay_address=%s" % address,
                       "--root_dir=%s" % (tmp_path / "run"), gin,
                       "--gin_bindings=train_eval.total_steps=6000",
                       "--gin_bindings=apex_learner.low_epsilon=0.005"], tmp_path / "learner.log")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import gin
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -436,6 +437,10 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
 
 
 def test_training_exporter_contract(cartpole, tmp_path):
+  # The exporter's defaults (not greedy), whatever a training earlier in this process bound
+  # (cartpole.gin: training_exporter.greedy = True).
+  gin.clear_config()
+
   class Agent:
     model = cartpole["model"]
 

@@ -392,7 +392,7 @@ def test_compare_cli(workspace):
 
 
 def _results_folder(folder, env_name, returns, frames, **info):
-  """A results folder as tools/publish_run.py writes it: eval.json and run_info.json (the
+  """A results folder as paac_tf/tools/publish_run.py writes it: eval.json and run_info.json (the
   evaluated policy's run directory does not exist here)."""
   steps = frames // 4
   _write_json(os.path.join(folder, "eval.json"), _eval_json(

@@ -205,9 +205,9 @@ def test_a_flag_stands_in_for_its_binding():
 
 # The Ape-X programs of a multi-host run: (entry point, its flags besides the config).
 APEX_PROGRAMS = {
-    "paac_tf.apex_replay": ["--port=1"],
-    "paac_tf.apex_actor": ["--replay_address=localhost:1", "--root_dir={root}"],
-    "paac_tf.apex_learner": ["--replay_address=localhost:1", "--root_dir={root}"],
+    "paac_tf.commands.apex_replay": ["--port=1"],
+    "paac_tf.commands.apex_actor": ["--replay_address=localhost:1", "--root_dir={root}"],
+    "paac_tf.commands.apex_learner": ["--replay_address=localhost:1", "--root_dir={root}"],
 }
 BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
                 "error: apex_replay.capacity = 0: must be an integer >= 1.")
@@ -215,12 +215,13 @@ BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
 
 @pytest.mark.parametrize("module,bad_flag,message", [
     *[(module, *BAD_CAPACITY) for module in APEX_PROGRAMS],
-    ("paac_tf.apex_learner", "--env_name=Pongg",
+    ("paac_tf.commands.apex_learner", "--env_name=Pongg",
      "error: --env_name = 'Pongg': Unknown environment"),
     # A flag that stands in for a binding is checked as the binding and named as a flag
     # (--total_steps=0 used to fall back to the config's value).
-    ("paac_tf.apex_learner", "--total_steps=0", "error: --total_steps = 0: must be an integer"),
-    ("paac_tf.apex_actor", "--seed=-1", "error: --seed = -1: must be an integer"),
+    ("paac_tf.commands.apex_learner", "--total_steps=0",
+     "error: --total_steps = 0: must be an integer"),
+    ("paac_tf.commands.apex_actor", "--seed=-1", "error: --seed = -1: must be an integer"),
 ])
 def test_apex_programs_check_the_config_and_their_flags_before_any_work(
     tmp_path, module, bad_flag, message):

@@ -36,6 +36,8 @@ def random_steps(env, seed=0):
 
 def paac_agent(network, jit=False, precision="float32", num_actions=6):
   """A PaacAgent for Atari observations (84, 84, 4) with `network` in `precision`."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from tf_agents.specs import array_spec  # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
@@ -48,6 +50,8 @@ def paac_agent(network, jit=False, precision="float32", num_actions=6):
 def _aligned(shape, observations=None):
   """An aligned uint8 array of `shape` (the loop's, shared with tensors): `observations`,
   or random frames."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   obs = tensor_views.aligned_empty(shape, np.uint8)
   obs[...] = (np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
@@ -62,6 +66,8 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   `tensor_views.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
   `act_stored` at steps 1..t_max-1, whose outputs are kept for the update; else `act_packed`
   t_max times. Returns the number of observations."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   obs = _aligned((num_envs, 84, 84, 4), observations)
@@ -85,6 +91,8 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   activations, else `train_packed`) on a rollout of t_max steps from num_envs envs
   (`observations` [t_max, num_envs, 84, 84, 4] and `rewards`, else random), as the loop
   calls it (the observations shared, as `act_calls`); returns the number of samples."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
@@ -112,6 +120,8 @@ def loop_on(env, agent, t_max, overlap_learner=False):
   """(runner, update): the training loop's `RolloutRunner` on `env`; `update()` runs one
   update and returns its agent steps. Call `runner.start()` after stepping `env` outside
   the runner."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
 
@@ -123,6 +133,8 @@ def loop_on(env, agent, t_max, overlap_learner=False):
 
 def _loop(game, num_envs, num_workers, t_max, network, num_groups=1, overlap_learner=False):
   """(env, agent, runner, update): the training loop on a fresh agent."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.algorithms.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
@@ -139,6 +151,8 @@ def _loop(game, num_envs, num_workers, t_max, network, num_groups=1, overlap_lea
 
 # --- parts (each runs in a fresh subprocess) -------------------------------------------
 def part_env(game, backend, num_envs, num_workers, seconds):
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
   env.reset()

@@ -11,6 +11,7 @@ Sources of every column are in paac_tf/data/SOURCES.md. The PAAC paper's own sco
 """
 import csv
 import functools
+import importlib.resources as resources
 import io
 import pkgutil
 import re
@@ -53,7 +54,6 @@ APEX_MEDIAN_HNS_HUMAN_STARTS = 3.58
 def _read_data(name):
   """The text of a file in paac_tf/data (works from a wheel, an egg or a source tree)."""
   try:
-    import importlib.resources as resources  # pylint: disable=import-outside-toplevel
     return (resources.files("paac_tf") / "data" / name).read_text(encoding="utf-8")
   except (AttributeError, FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
     data = pkgutil.get_data("paac_tf", "data/" + name)

@@ -31,6 +31,7 @@ from absl import logging
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import names
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
@@ -137,7 +138,6 @@ def is_atari(env_name):
   if not env_name:
     return False
   try:
-    from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
     return names.resolve_atari(str(env_name)) is not None
   except Exception:  # pylint: disable=broad-except  (ale-py missing: use the tables)
     return ref.game_key(env_name) is not None

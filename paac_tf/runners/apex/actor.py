@@ -2,7 +2,7 @@
 (Ape-X's: epsilon-greedy, algorithms/apex/acting.py), n-step transitions with initial
 priorities, written to the Reverb replay.
 
-Run as a program of its own by `python -m paac_tf.apex_actor` (the one-machine launcher
+Run as a program of its own by `python -m paac_tf.commands.apex_actor` (the one-machine launcher
 starts one per actor).
 
 Per batched step (all `num_envs` environments at once):

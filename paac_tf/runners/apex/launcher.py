@@ -6,7 +6,7 @@
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
      samples it without gRPC), restoring root_dir/replay_checkpoint if
      `checkpoint_replay` is set;
-  3. starts N actors, `python -m paac_tf.apex_actor ...` subprocesses connected to
+  3. starts N actors, `python -m paac_tf.commands.apex_actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
      restarts in all, then the run fails with the last lines of its log);
@@ -19,7 +19,8 @@
      none is restarted once a stop was requested.
 
 The same pieces run on several hosts as programs of their own: `python -m
-paac_tf.apex_replay`, `python -m paac_tf.apex_actor` and `python -m paac_tf.apex_learner`.
+paac_tf.commands.apex_replay`, `python -m paac_tf.commands.apex_actor` and `python -m
+paac_tf.commands.apex_learner`.
 """
 import os
 import subprocess
@@ -79,7 +80,7 @@ class ActorProcesses:
 
   def _command(self, index):
     seed = actor_lib.actor_seed(self.seed, index, start=self.starts[index])
-    return [sys.executable, "-m", "paac_tf.apex_actor",
+    return [sys.executable, "-m", "paac_tf.commands.apex_actor",
             "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
             "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
             "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,

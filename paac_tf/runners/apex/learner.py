@@ -1,6 +1,6 @@
 """The Ape-X learner: prioritized batches from Reverb, updates, priorities and weights back.
 
-Run as a program of its own by `python -m paac_tf.apex_learner`; `python -m paac_tf.train
+Run as a program of its own by `python -m paac_tf.commands.apex_learner`; `python -m paac_tf.train
 --gin_file=apex_*.gin` runs it inside the one-machine launcher.
 
 Loop: a `reverb.TrajectoryDataset` pipeline keeps batches prefetched; per batch the

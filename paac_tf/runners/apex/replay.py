@@ -1,6 +1,6 @@
 """Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
 
-Run on its own by `python -m paac_tf.apex_replay` (`serve`), or inside the one-machine
+Run on its own by `python -m paac_tf.commands.apex_replay` (`serve`), or inside the one-machine
 launcher (`start_server`).
 
 Tables (names in `replay_layout.py`):

@@ -96,7 +96,7 @@ def wait_for_replay(client, address, timeout_s, should_stop=None, retry=None, si
       raise ReplayUnreachableError(
           "Replay server at %s not reachable for %.0f s (%d attempts; last error: %s); giving "
           "up (server_timeout_s = %g). Is the replay running there (python -m "
-          "paac_tf.apex_replay --port=PORT --gin_file=...)?" % (
+          "paac_tf.commands.apex_replay --port=PORT --gin_file=...)?" % (
               address, time.monotonic() - start, attempt, errors.user_message(error),
               float(timeout_s))) from None
     delay = min(retry.delay(attempt), remaining)
@@ -118,7 +118,8 @@ def check_tables(info, layout, address=""):
                           replay_layout.STATS_TABLE) if t not in info]
   if missing:
     raise ReplayMismatchError("The server at %s has no table(s) %s: it is not an Ape-X replay "
-                              "(python -m paac_tf.apex_replay)." % (address, ", ".join(missing)))
+                              "(python -m paac_tf.commands.apex_replay)." % (
+                                  address, ", ".join(missing)))
   served = info[replay_layout.REPLAY_TABLE].signature
   wanted = layout.item_signature()
   same = False

@@ -1,7 +1,7 @@
 r"""Runs one Ape-X actor as a program of its own (the one-machine launcher starts one per
 actor; on several hosts, start them by hand).
 
-  python -m paac_tf.apex_actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
+  python -m paac_tf.commands.apex_actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
       --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
 
 What an actor does, and when it stops, is described in `paac_tf/runners/apex/actor.py`.

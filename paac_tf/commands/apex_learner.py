@@ -1,7 +1,7 @@
 r"""Runs the Ape-X learner as a program of its own (one host of a multi-host run;
 `python -m paac_tf.train --gin_file=apex_*.gin` runs it inside the one-machine launcher).
 
-  python -m paac_tf.apex_learner --replay_address=HOST:PORT --root_dir=DIR \
+  python -m paac_tf.commands.apex_learner --replay_address=HOST:PORT --root_dir=DIR \
       --gin_file=apex_atari.gin [--gin_bindings=...]
 
 What the learner does and writes under --root_dir is described in
@@ -55,7 +55,7 @@ def main(argv):
   seed = validation.flag_or_configured("seed", "train_eval.seed", FLAGS.seed, default=0)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
   # Before anything is written; held until the process ends (run_then_exit), which drops it.
-  run_lock.acquire(root_dir, what="paac_tf.apex_learner")
+  run_lock.acquire(root_dir, what="paac_tf.commands.apex_learner")
 
   def train():
     result = learner.apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps),

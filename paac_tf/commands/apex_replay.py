@@ -1,6 +1,6 @@
 r"""Runs the Ape-X replay server as a program of its own (one host of a multi-host run).
 
-  python -m paac_tf.apex_replay --port=P --gin_file=apex_atari.gin \
+  python -m paac_tf.commands.apex_replay --port=P --gin_file=apex_atari.gin \
       [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
 
 It serves until SIGINT/SIGTERM, checkpointing on the way out with --checkpoint_dir. The
