@@ -10,7 +10,7 @@ ARGS   ?=
 .PHONY: train test test-cluster lint install clean-venv
 
 $(PY):
-	@$(PYTHON) tools/check_python.py
+	@$(PYTHON) -c "import paac_tf"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 

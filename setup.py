@@ -1,12 +1,11 @@
 """paac_tf: efficient parallel deep RL (PAAC and Ape-X) on TensorFlow 2 / Keras."""
+import os
 import sys
 
-SUPPORTED = ((3, 9), (3, 11))
-if not (SUPPORTED[0] <= sys.version_info[:2] <= SUPPORTED[1]):
-    sys.exit(
-        "paac_tf supports Python 3.9 to 3.11 only (the TensorFlow 2.15 / dm-reverb "
-        "0.14 wheels exist for these); this is Python %d.%d. Install Python 3.11 and "
-        "retry." % sys.version_info[:2])
+# The package's Python-version check (paac_tf/__init__.py imports nothing else): an
+# unsupported Python stops here, at once, with its message.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paac_tf  # noqa: E402,F401
 
 from setuptools import find_packages, setup  # noqa: E402
 

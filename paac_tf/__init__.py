@@ -14,7 +14,9 @@ SUPPORTED_PYTHON = ((3, 9), (3, 11))
 if not (SUPPORTED_PYTHON[0] <= _sys.version_info[:2] <= SUPPORTED_PYTHON[1]):
   _sys.exit(
       "paac_tf supports Python 3.9 to 3.11 only (the TensorFlow 2.15 and dm-reverb "
-      "0.14 wheels); this is Python %d.%d." % _sys.version_info[:2])
+      "0.14 wheels); this is Python %d.%d at %s. Install Python 3.11 (make: "
+      "PYTHON=python3.11 make ...)." % (_sys.version_info[0], _sys.version_info[1],
+                                       _sys.executable))
 
 __version__ = "0.1.0"
 __all__ = ["train", "load_policy", "make_env", "TrainResult", "Policy"]
@@ -23,6 +25,7 @@ __all__ = ["train", "load_policy", "make_env", "TrainResult", "Policy"]
 def __getattr__(name):
   """PEP 562: the API's names, imported from paac_tf.api when first asked for."""
   if name in __all__:
+    # Lazy: `import paac_tf` imports neither TensorFlow nor anything else heavy.
     from paac_tf import api  # pylint: disable=import-outside-toplevel
     return getattr(api, name)
   raise AttributeError("module 'paac_tf' has no attribute %r" % name)

@@ -19,8 +19,6 @@ from paac_tf.runtime import run_lock
 from paac_tf.runtime import signals
 from paac_tf.runtime import startup
 
-_RESULT_FIELDS = ("env_steps", "updates", "episodes", "average_return", "reason")
-
 
 @dataclasses.dataclass(frozen=True)
 class TrainResult:
@@ -36,7 +34,8 @@ class TrainResult:
     average_return: the average return of the last 100 episodes (nan before the first).
     reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
       average return reached) or 'signal' (SIGINT/SIGTERM).
-    metrics: every value the training loop returned (Ape-X adds replay and actor counts).
+    metrics: every value the run returned (`runtime.cadence.RunResult.as_dict`: the fields
+      above and the algorithm's extras; Ape-X adds replay and actor counts).
     checkpoint: the run's latest checkpoint (`root_dir/train/ckpt-<agent step>`), or None.
   A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call
   at once with reason 'signal', empty metrics, zero updates and episodes, and the agent
@@ -108,14 +107,15 @@ def _train(gin_files, bindings, root_dir, stop):
   lock = run_lock.acquire(root_dir, create=False, what="paac_tf.train") \
       if os.path.isdir(root_dir) else None
   try:
+    # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
     # pylint: disable=import-outside-toplevel
     import gin
-    from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
     from paac_tf.runners import train_eval as train_eval_lib
     from paac_tf.runners import validation
     from paac_tf.runtime import checkpointing
     from paac_tf.runtime import config
     # pylint: enable=import-outside-toplevel
+    train_eval_lib.load_configurables()
     gin.clear_config()
     config.parse(gin_files, bindings)
     validation.check_bindings()   # bad values stop here, before the run directory is made
@@ -129,18 +129,16 @@ def _train(gin_files, bindings, root_dir, stop):
     root_dir = root_dirs.prepare_root_dir(root_dir)
     lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
     logging.info("Run directory: %s", root_dir)
-    metrics = dict(train_eval_lib.train_eval(root_dir=root_dir) or {})
+    result = train_eval_lib.train_eval(root_dir=root_dir)
   finally:
     if lock:
       lock.release()
-  logging.info("Result: %s", metrics)
-  values = dict(metrics, updates=metrics.get("updates", metrics.get("learner_steps", 0)))
+  logging.info("Result: %s", result.as_dict())
   return TrainResult(
-      root_dir=root_dir, policy_dir=newest_export(root_dir),
-      env_steps=int(values.get("env_steps", 0)), updates=int(values["updates"]),
-      episodes=int(values.get("episodes", 0)),
-      average_return=float(values.get("average_return", float("nan"))),
-      reason=str(values.get("reason", "")), metrics=metrics,
+      root_dir=root_dir, policy_dir=newest_export(root_dir), env_steps=result.env_steps,
+      updates=result.updates, episodes=result.episodes,
+      average_return=float(result.average_return), reason=result.reason,
+      metrics=result.as_dict(),
       checkpoint=checkpointing.latest_checkpoint(os.path.join(root_dir, "train")))
 
 
@@ -176,6 +174,7 @@ def load_policy(path: str) -> Policy:
     paac_tf.errors.UserError: nothing loadable at `path`.
   """
   startup.quiet_tensorflow()
+  # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
   from paac_tf.policies import loading  # pylint: disable=import-outside-toplevel
   run_export = newest_export(path) if path and os.path.isdir(path) else None
   return Policy(loading.LoadedPolicy(loading.resolve_policy_dir(run_export or path)))
@@ -192,6 +191,7 @@ def make_env(name: str, num_envs: int = 1, num_workers: int = 0, seed: int = 0,
   `reward_clipping=False`). Values bound in a gin config do not apply here.
   """
   startup.quiet_tensorflow()
+  # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   params = inspect.signature(environment.make_environment).parameters
   settings = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}

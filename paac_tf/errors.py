@@ -1,4 +1,9 @@
 """User-facing errors: each is reported as one clear line and a non-zero exit."""
+import os
+import sys
+
+from absl import app
+from absl import logging
 
 
 class UserError(Exception):
@@ -31,9 +36,6 @@ def exit_now(status):
   has closed everything skips the interpreter's teardown of TensorFlow and gRPC, which
   takes seconds (3.5 s measured on a busy 2-core machine) or waits on calls pending on a
   lost server."""
-  import os  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  from absl import logging  # pylint: disable=import-outside-toplevel
   logging.flush()
   sys.stdout.flush()
   sys.stderr.flush()
@@ -43,9 +45,6 @@ def exit_now(status):
 def run_cli(main_fn):
   """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
   and exits with status 2 (no traceback). Every entry point of the package uses this."""
-  import sys  # pylint: disable=import-outside-toplevel
-  from absl import app  # pylint: disable=import-outside-toplevel
-
   def wrapped(argv):
     try:
       return main_fn(argv)

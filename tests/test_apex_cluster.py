@@ -369,7 +369,7 @@ def test_killed_learner_then_the_rerun_resumes_from_its_checkpoint(hosts, tmp_pa
   assert int(resumed.group(1)) >= checkpoint, (resumed.group(0), checkpoint)
   result = _result(text)
   assert result["reason"] == "done" and result["env_steps"] >= checkpoint + 4000, result
-  assert result["learner_steps"] > int(resumed.group(2)), result
+  assert result["updates"] > int(resumed.group(2)), result
   _report("learner kill", command_exit_after_s=exited - killed,
           resumed_at_agent_step=int(resumed.group(1)), checkpoint=checkpoint,
           resume_line_seen_after_s=resumed_at - killed, first_insert_after_s=inserting - killed,

@@ -98,13 +98,13 @@ def _result(log_text):
 
 
 def _actor_args(address, *bindings):
-  return ["paac_tf.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
+  return ["paac_tf.commands.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
           "--num_actors=1", GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _learner_args(address, root_dir, *bindings):
-  return ["paac_tf.apex_learner", "--replay_address=%s" % address, "--root_dir=%s" % root_dir,
-          GIN] + ["--gin_bindings=%s" % b for b in bindings]
+  return ["paac_tf.commands.apex_learner", "--replay_address=%s" % address,
+          "--root_dir=%s" % root_dir, GIN] + ["--gin_bindings=%s" % b for b in bindings]
 
 
 def _retries(text, address):
@@ -189,7 +189,7 @@ def test_late_replay_replay_restart_and_learner_restart(processes, tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
   root = tmp_path / "run"
-  replay_args = ["paac_tf.apex_replay", "--port=%d" % port, GIN,
+  replay_args = ["paac_tf.commands.apex_replay", "--port=%d" % port, GIN,
                  "--checkpoint_dir=%s" % (tmp_path / "replay_checkpoint"),
                  "--checkpoint_interval_s=2"]
   retry = "ReplayRetry.max_s=4"   # backoff 1, 2, 4, 4, ... s: shorter waits in this test
@@ -278,6 +278,8 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   still sees the learner's `done` (in-process: real server, actor and weights)."""
   import threading  # pylint: disable=import-outside-toplevel
   import gin  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms import registry  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay as replay_lib  # pylint: disable=import-outside-toplevel
@@ -286,7 +288,7 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   import reverb  # pylint: disable=import-outside-toplevel
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = actor_lib.environment_specs("CartPole-v1")
+  spec, num_actions = environment.specs("CartPole-v1")
   layout = replay_layout.ReplayLayout(spec)
   settings = replay_lib.apex_replay(capacity=10_000, learning_starts=50, samples_per_insert=1.0,
                                     error_buffer=2.0)
@@ -311,8 +313,8 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   try:
     thread.start()
     counters = actor_lib.apex_actor(address, actor_index=0, num_actors=1,
-                                    env_name="CartPole-v1", num_envs=4, chunk_length=4,
-                                    stop=_NoStop())
+                                    env_name="CartPole-v1", algorithm=registry.get("apex"),
+                                    num_envs=4, chunk_length=4, stop=_NoStop())
     stopped_at = time.monotonic()
   finally:
     thread.join(timeout=70)

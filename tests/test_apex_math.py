@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from paac_tf.agents.apex import epsilon
-from paac_tf.agents.apex import losses
-from paac_tf.agents.apex import n_step
-from paac_tf.agents.apex import priorities
+from paac_tf.algorithms.apex import epsilon
+from paac_tf.algorithms.apex import losses
+from paac_tf.runners.apex import n_step
+from paac_tf.algorithms.apex import priorities
 
 F, M, L = n_step.FIRST, n_step.MID, n_step.LAST
 G = 0.9   # gamma of the hand computations

@@ -1,5 +1,5 @@
 """The plumbing of the Ape-X processes, without a replay server: their command lines (entry
-points paac_tf.apex_replay / apex_actor / apex_learner), run directories, stop requests,
+points paac_tf.commands.apex_replay / apex_actor / apex_learner), run directories, stop requests,
 actor seeds and settings read from the gin configuration."""
 import ast
 import os
@@ -12,8 +12,8 @@ import gin
 import pytest
 
 from conftest import REPO, run_module
-from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
 from paac_tf import errors
+from paac_tf.runners import train_eval
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import launcher
@@ -21,7 +21,10 @@ from paac_tf.runtime import config
 from paac_tf.runtime import root_dirs
 from paac_tf.runtime import signals
 
-ENTRY_POINTS = ("paac_tf.apex_replay", "paac_tf.apex_actor", "paac_tf.apex_learner")
+train_eval.load_configurables()   # the configurables the configs name
+
+ENTRY_POINTS = ("paac_tf.commands.apex_replay", "paac_tf.commands.apex_actor",
+                "paac_tf.commands.apex_learner")
 
 
 @pytest.fixture(autouse=True)

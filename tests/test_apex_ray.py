@@ -246,7 +246,7 @@ def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path
   assert resumed and int(resumed.group(1)) >= checkpoint, (text[-4000:], checkpoint)
   result = _result(text)
   assert result["reason"] == "done" and result["env_steps"] >= checkpoint + 4000, result
-  assert result["learner_steps"] > int(resumed.group(2)), result
+  assert result["updates"] > int(resumed.group(2)), result
 
 
 def test_without_ray_the_ray_launcher_says_how_to_install_it(tmp_path):

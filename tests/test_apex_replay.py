@@ -15,10 +15,11 @@ import reverb
 import tensorflow as tf
 
 from paac_tf import errors
-from paac_tf.agents.apex import epsilon as epsilon_lib
-from paac_tf.agents.apex import learner_step as learner_step_lib
-from paac_tf.agents.apex import losses
-from paac_tf.agents.apex import n_step
+from paac_tf.algorithms import registry
+from paac_tf.algorithms.apex import epsilon as epsilon_lib
+from paac_tf.algorithms.apex import learner_step as learner_step_lib
+from paac_tf.algorithms.apex import losses
+from paac_tf.runners.apex import n_step
 from paac_tf.envs import environment
 from paac_tf.networks import dueling_q
 from paac_tf.runners.apex import actor as actor_lib
@@ -177,7 +178,7 @@ class _NoStop:
 def _cartpole_replay(learning_starts=1):
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = actor_lib.environment_specs("CartPole-v1")
+  spec, num_actions = environment.specs("CartPole-v1")
   layout = replay_layout.ReplayLayout(spec)
   settings = replay.apex_replay(capacity=10_000, learning_starts=learning_starts,
                                 samples_per_insert=1.0, error_buffer=1e7)
@@ -211,7 +212,8 @@ def test_actor_initial_priorities_and_learner_priority_updates(monkeypatch):
     weights.publish(client, network, learner_step=7)
     counters = actor_lib.apex_actor(
         "127.0.0.1:%d" % server.port, actor_index=1, num_actors=2, env_name="CartPole-v1",
-        seed=11, num_envs=4, max_steps=60, chunk_length=4, discount=0.99, stop=_NoStop())
+        algorithm=registry.get("apex"), seed=11, num_envs=4, max_steps=60, chunk_length=4,
+        discount=0.99, stop=_NoStop())
     size = client.server_info()[replay_layout.REPLAY_TABLE].current_size
     assert counters["items"] == size > 150
     # Actor 1 of 2 x 4 environments acts with the bottom half of the 8-step ladder, one
@@ -381,7 +383,7 @@ def _wait_for_server(address, process, timeout_s=120):
 def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port
-  command = [sys.executable, "-m", "paac_tf.apex_replay", "--port=%d" % port,
+  command = [sys.executable, "-m", "paac_tf.commands.apex_replay", "--port=%d" % port,
              "--gin_file=apex_cartpole.gin", "--checkpoint_dir=%s" % (tmp_path / "ckpt")]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,

@@ -57,7 +57,7 @@ def _actors_of(launcher):
       cmd = child.cmdline()
     except psutil.Error:
       continue
-    if "paac_tf.apex_actor" in cmd:
+    if "paac_tf.commands.apex_actor" in cmd:
       index = int(next(a for a in cmd if a.startswith("--actor_index=")).split("=")[1])
       found[index] = child
   return found
@@ -190,12 +190,13 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
   port = _free_port()
   address = "127.0.0.1:%d" % port
   gin = "--gin_file=apex_cartpole.gin"
-  replay = _start(["paac_tf.apex_replay", "--port=%d" % port, gin], tmp_path / "replay.log")
+  replay = _start(["paac_tf.commands.apex_replay", "--port=%d" % port, gin],
+                  tmp_path / "replay.log")
   actor = learner = None
   try:
-    actor = _start(["paac_tf.apex_actor", "--replay_address=%s" % address, "--actor_index=0",
-                    "--num_actors=1", gin], tmp_path / "actor.log")
-    learner = _start(["paac_tf.apex_learner", "--replay_address=%s" % address,
+    actor = _start(["paac_tf.commands.apex_actor", "--replay_address=%s" % address,
+                    "--actor_index=0", "--num_actors=1", gin], tmp_path / "actor.log")
+    learner = _start(["paac_tf.commands.apex_learner", "--replay_address=%s" % address,
                       "--root_dir=%s" % (tmp_path / "run"), gin,
                       "--gin_bindings=train_eval.total_steps=6000",
                       "--gin_bindings=apex_learner.low_epsilon=0.005"], tmp_path / "learner.log")
@@ -204,7 +205,7 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
     assert learner.returncode == 0, text[-4000:]
     result = _result(text)
     assert result["reason"] == "done" and result["env_steps"] >= 6000, result
-    assert result["learner_steps"] > 0, result
+    assert result["updates"] > 0, result
     # Episodes of the environments at epsilon <= 0.005 (0.4 ** 6..8 of the 8-step ladder).
     assert result["low_epsilon"] == 0.005 and result["average_return_low_epsilon"] > 0, result
     # The learner's final `done` weights stop the actor on its next refresh.
@@ -252,10 +253,10 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
   assert "Replay restored" not in first_text
   # Steps, weights and optimizer state come back (Adam steps once per learner step).
   assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
-      first["env_steps"], first["learner_steps"], first["learner_steps"]) in text
+      first["env_steps"], first["updates"], first["updates"]) in text
   restored = re.search(r"Replay restored from the checkpoint in .*replay_checkpoint: (\d+) "
                        r"transitions, 1 weights item", text)
   assert restored and int(restored.group(1)) > 1000, text[-4000:]
   assert second["reason"] == "done" and second["env_steps"] >= first["env_steps"] + 8000, second
-  assert second["learner_steps"] > first["learner_steps"], (first, second)
+  assert second["updates"] > first["updates"], (first, second)
   assert second["episodes"] > first["episodes"]

@@ -10,9 +10,11 @@ import pytest
 
 from conftest import REPO
 
-from paac_tf import configurables  # noqa: F401  (registers the configurables gin parses)
+from paac_tf.runners import train_eval
 from paac_tf.runtime import config
 from paac_tf.tools import apex_measurements
+
+train_eval.load_configurables()   # the configurables the configs name
 
 _THREADS = r"""
 import json

@@ -9,9 +9,11 @@ import pytest
 
 from conftest import REPO, run_module
 
-from paac_tf import configurables  # noqa: F401  (registers the configurables gin parses)
 from paac_tf import errors
+from paac_tf.runners import train_eval
 from paac_tf.runtime import config
+
+train_eval.load_configurables()   # the configurables the configs name
 
 SHORT = "--gin_bindings=train_eval.total_steps=%d"
 PAAC_SMALL = ("--gin_bindings=paac_train.num_envs=8", "--gin_bindings=paac_train.num_workers=1")

@@ -9,11 +9,14 @@ from tf_agents.trajectories import time_step as ts
 
 from conftest import run_module
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.policies import evaluation
 from paac_tf.policies import loading
 from paac_tf.policies import saved_model
+
+PAAC, APEX = registry.get("paac"), registry.get("apex")
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,7 +33,7 @@ SCHEMA = {"env_name": str, "episodes": int, "returns": list, "mean": float, "std
 def cartpole_policy(tmp_path_factory):
   model = actor_critic.build_actor_critic(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
   base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
-  return saved_model.save_paac_policy(model, CARTPOLE_SPEC, base, 11,
+  return saved_model.save_policy(PAAC, model, CARTPOLE_SPEC, base, 11,
                                  {"env_name": "CartPole-v1", "train_step": 11}, greedy=True)
 
 
@@ -148,18 +151,20 @@ def test_default_output_dir_and_model_dir_resolution(cartpole_policy):
 
 def test_apex_policy_default_epsilon(tmp_path):
   model = dueling_q.build_dueling_q(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
-  path = saved_model.save_apex_policy(model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
+  path = saved_model.save_policy(APEX, model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
                                  {"env_name": "CartPole-v1", "train_step": 3})
   summary = evaluation.evaluate(path, episodes=2, num_envs=2, verbose=False)
-  assert summary["epsilon"] == evaluation.APEX_EVAL_EPSILON == 0.001
+  assert summary["epsilon"] == APEX.greedy_eval_epsilon == 0.001
   assert summary["algorithm"] == "apex"
   assert evaluation.default_epsilon({"algorithm": "paac", "greedy": False}) == 0.0
   assert evaluation.default_epsilon({"algorithm": "apex", "greedy": False, "epsilon": 0.1}) == 0.0
+  # An export that predates its metadata's eval_epsilon: its algorithm's, by name.
+  assert evaluation.default_epsilon({"algorithm": "apex", "greedy": True}) == 0.001
 
 
 def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
   model = actor_critic.build_actor_critic(6, ATARI_SPEC, torso="arch_nips")
-  path = saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "pong"), 1,
+  path = saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "pong"), 1,
                                  {"env_name": "Pong", "train_step": 1,
                                   "preprocessing": {"atari_backend": "vector",
                                                     "max_episode_frames": 108000}})
@@ -178,7 +183,7 @@ def test_fire_assist_as_trained_or_the_policys_own_actions(tmp_path):
   """A policy trained with fire_reset is evaluated with the FIRE assist by default and with
   its own actions only on request; eval.json says which (the env's presses_fire)."""
   model = actor_critic.build_actor_critic(4, ATARI_SPEC, torso="arch_nips")
-  path = saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), 1,
+  path = saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "breakout"), 1,
                                  {"env_name": "Breakout", "train_step": 1,
                                   "preprocessing": {"atari_backend": "vector", "fire_reset": True,
                                                     "max_episode_frames": 108000}})

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import gin
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -14,6 +15,8 @@ from tf_agents.specs import array_spec
 
 from conftest import run_module
 from paac_tf import errors
+from paac_tf.algorithms import registry
+from paac_tf.algorithms.paac import export as paac_export
 from paac_tf.envs import factory
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
@@ -22,6 +25,9 @@ from paac_tf.policies import checkpoint_export
 from paac_tf.policies import loading
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
+from paac_tf.runtime import cadence as cadence_lib
+
+PAAC, APEX = registry.get("paac"), registry.get("apex")
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -66,7 +72,7 @@ def cartpole(tmp_path_factory):
   obs, spec, num_actions = _real_observations("CartPole-v1", 4, 8)
   model = actor_critic.build_actor_critic(num_actions, spec, torso="mlp", mlp_units=(16, 16))
   base = str(tmp_path_factory.mktemp("policies") / "cartpole_v1")
-  path = saved_model.save_paac_policy(model, spec, base, 7, {"env_name": "CartPole-v1",
+  path = saved_model.save_policy(PAAC, model, spec, base, 7, {"env_name": "CartPole-v1",
                                                        "train_step": 7}, greedy=True)
   return {"model": model, "spec": spec, "obs": obs, "path": path, "base": base}
 
@@ -76,7 +82,7 @@ def pong(tmp_path_factory):
   obs, spec, num_actions = _real_observations("Pong", 2, 3)
   model = actor_critic.build_actor_critic(num_actions, spec, torso="arch_nips")
   base = str(tmp_path_factory.mktemp("policies") / "pong")
-  path = saved_model.save_paac_policy(model, spec, base, 100, {"env_name": "Pong",
+  path = saved_model.save_policy(PAAC, model, spec, base, 100, {"env_name": "Pong",
                                                          "train_step": 100}, greedy=True)
   return {"model": model, "spec": spec, "obs": obs, "path": path, "num_actions": num_actions}
 
@@ -244,7 +250,7 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
   model = dueling_q.build_dueling_q(6, ATARI_SPEC, torso="arch_nips")
   obs = np.random.default_rng(0).integers(0, 256, (5, 84, 84, 4)).astype(np.uint8)
   base = str(tmp_path / "pong")
-  path = saved_model.save_apex_policy(model, ATARI_SPEC, base, 1, {"env_name": "Pong",
+  path = saved_model.save_policy(APEX, model, ATARI_SPEC, base, 1, {"env_name": "Pong",
                                                              "train_step": 1, "epsilon": 0.4})
   loaded = tf.saved_model.load(path)
   serve = loaded.signatures["serving_default"]
@@ -257,7 +263,7 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
   assert meta["algorithm"] == "apex" and meta["greedy"] is True
   assert meta["epsilon"] == 0.0 and meta["training_epsilon"] == 0.4
   # Non-greedy: epsilon-greedy with the metadata's epsilon (1.0 -> uniformly random).
-  path = saved_model.save_apex_policy(model, ATARI_SPEC, base, 2, {"env_name": "Pong",
+  path = saved_model.save_policy(APEX, model, ATARI_SPEC, base, 2, {"env_name": "Pong",
                                                              "train_step": 2, "epsilon": 1.0},
                                  greedy=False)
   serve = tf.saved_model.load(path).signatures["serving_default"]
@@ -267,7 +273,7 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
   meta = loading.read_metadata(path)
   assert meta["action_selection"] == "epsilon_greedy" and meta["epsilon"] == 1.0
   with pytest.raises(ValueError, match="epsilon"):
-    saved_model.save_apex_policy(model, ATARI_SPEC, base, 3, {"env_name": "Pong", "train_step": 3},
+    saved_model.save_policy(APEX, model, ATARI_SPEC, base, 3, {"env_name": "Pong", "train_step": 3},
                             greedy=False)
   assert _versions(base) == [1, 2]
 
@@ -275,7 +281,7 @@ def test_apex_export_signatures_and_epsilon(tmp_path):
 def test_existing_version_is_refused_and_untouched(cartpole):
   before = _tree_digest(cartpole["base"])
   with pytest.raises(errors.UserError, match="already exists"):
-    saved_model.save_paac_policy(cartpole["model"], cartpole["spec"], cartpole["base"], 7,
+    saved_model.save_policy(PAAC, cartpole["model"], cartpole["spec"], cartpole["base"], 7,
                             {"env_name": "CartPole-v1", "train_step": 99})
   assert _tree_digest(cartpole["base"]) == before
 
@@ -393,7 +399,7 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
   run_config.json; export rebuilds the network from it, with no operative config (the
   defaults would not fit the checkpoint). A run recorded before the spec was resumes, and
   gets it; a resume with another network setting is refused."""
-  from paac_tf.runners.paac import train_loop  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import train_loop  # pylint: disable=import-outside-toplevel
   root = tmp_path / "run"
   kwargs = dict(root_dir=str(root), env_name="CartPole-v1", total_steps=40, num_envs=4,
                 num_workers=0, network="mlp", mlp_units=(16,), initializer="orthogonal")
@@ -431,6 +437,10 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
 
 
 def test_training_exporter_contract(cartpole, tmp_path):
+  # The exporter's defaults (not greedy), whatever a training earlier in this process bound
+  # (cartpole.gin: training_exporter.greedy = True).
+  gin.clear_config()
+
   class Agent:
     model = cartpole["model"]
 
@@ -438,14 +448,37 @@ def test_training_exporter_contract(cartpole, tmp_path):
     def observation_spec(self):
       return cartpole["spec"]
 
-  exporter = checkpoint_export.training_exporter(str(tmp_path), "CartPole-v1")
+  exporter = paac_export.training_exporter(str(tmp_path), "CartPole-v1", PAAC)
   path = exporter(Agent(), Env(), 500)
+  assert path == os.path.join(paac_export.export_dir(str(tmp_path), "CartPole-v1"), "500")
   assert path == os.path.join(str(tmp_path), "policies", "cartpole_v1", "500")
   meta = loading.read_metadata(path)
   assert meta["greedy"] is False and meta["action_selection"] == "sample"
-  assert exporter(Agent(), Env(), 500) is None      # exists: skipped, untouched
   exporter(Agent(), Env(), 1000)
   assert _versions(os.path.dirname(path)) == [500, 1000]
+
+
+def test_the_cadence_skips_an_export_that_exists(tmp_path):
+  """The rule of every training loop (runtime/cadence.py): a version that exists already
+  (the final export of a resumed run that had finished) is left as it is."""
+  exported = []
+
+  def export(steps):
+    os.makedirs(os.path.join(str(tmp_path), str(steps)))
+    exported.append(steps)
+    return steps
+
+  network = tf.Module()
+  network.weights = tf.Variable([1.0])
+  cadence = cadence_lib.Cadence(
+      str(tmp_path / "run"), checkpoint_interval=100, export_interval=50, summary_interval=1,
+      start_steps=0, saved=True, save=lambda steps: None, export=export,
+      export_dir=str(tmp_path), network=network, finite_keys=())
+  assert cadence.export(500) == 500 and cadence.export(500) is None
+  cadence.after_update(40, 1, None)
+  cadence.after_update(120, 2, None)       # past 50 and 100: one export, one checkpoint
+  assert exported == [500, 120] and cadence.saved_at == 120
+  assert (cadence.next_export, cadence.next_checkpoint) == (150, 200)
 
 
 def test_model_names():
@@ -466,7 +499,7 @@ def test_repeated_exports_do_not_grow_the_process_memory(tmp_path):
   gc.disable()   # as when the collector's thresholds are not reached between exports
   try:
     for version in range(1, 8):
-      saved_model.save_paac_policy(model, ATARI_SPEC, str(tmp_path / "breakout"), version,
+      saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "breakout"), version,
                               {"env_name": "Breakout", "train_step": version})
       rss.append(process.memory_info().rss / 2 ** 20)
   finally:
@@ -487,8 +520,8 @@ def test_exports_keep_tensorflow_info_lines_out_unless_asked_for(cartpole, tmp_p
     monkeypatch.delenv("PAAC_TF_VERBOSE_TF", raising=False)
   caplog.set_level(logging.INFO)
   caplog.set_level(logging.INFO, logger="tensorflow")   # as under absl's app.run
-  saved_model.save_paac_policy(cartpole["model"], cartpole["spec"], str(tmp_path / "m"), 1,
-                               {"env_name": "CartPole-v1", "train_step": 1})
+  saved_model.save_policy(PAAC, cartpole["model"], cartpole["spec"], str(tmp_path / "m"), 1,
+                          {"env_name": "CartPole-v1", "train_step": 1})
   noise = [r.getMessage() for r in caplog.records
            if any(n in r.getMessage() for n in TF_EXPORT_INFO)]
   # Asked for, the builder's line (of TensorFlow's own logger) shows: the capture works; the

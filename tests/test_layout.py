@@ -2,18 +2,24 @@
 
 Layers, from the bottom (a module may import its own layer or the layers below it, never
 one above):
-  0  paac_tf.errors, paac_tf.reference_scores         plain helpers and data
-  1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support
-  2  paac_tf.agents, paac_tf.policies                 each algorithm's math and compiled
-                                                      steps; exported policies
-  3  paac_tf.runners                                  the PAAC loop, the Ape-X processes
-  4  entry points: paac_tf (the public API), paac_tf.train / export / evaluate,
-     paac_tf.apex_* process commands, paac_tf.configurables, paac_tf.tools
+  0  paac_tf.errors                                   user-facing errors
+  1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support;
+     paac_tf.algorithms.registry, .base               the algorithm seam
+  2  paac_tf.agents, paac_tf.policies                 shared math; exported policies
+  3  paac_tf.runners                                  train_eval, validation, the Ape-X
+                                                      processes (replay, actors, learner)
+  4  paac_tf.algorithms.<name>                        one package per algorithm: its update,
+                                                      acting, loop, network, policy outputs
+  5  entry points: paac_tf (the public API), paac_tf.commands (the command programs:
+     train, evaluate, export, apex_replay / apex_actor / apex_learner), paac_tf.train /
+     export / evaluate (`python -m` runs the command), paac_tf.tools
+The layers below 4 reach an algorithm only through the registry (by name, at run time).
 Every import counts, those inside functions too. No module below layer 4 imports an entry
 point, and the import graph between modules has no cycle.
 """
 import ast
 import os
+import re
 
 import pytest
 
@@ -21,12 +27,14 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
                            "paac_tf")
 
 LAYERS = (
-    (0, ("paac_tf.errors", "paac_tf.reference_scores")),
-    (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime")),
+    (0, ("paac_tf.errors",)),
+    (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime", "paac_tf.algorithms.registry",
+         "paac_tf.algorithms.base")),
     (2, ("paac_tf.agents", "paac_tf.policies")),
     (3, ("paac_tf.runners",)),
+    (4, ("paac_tf.algorithms",)),
 )
-ENTRY_LAYER = 4
+ENTRY_LAYER = 5
 
 
 def layer_of(module):
@@ -117,12 +125,71 @@ def test_the_checks_catch_what_they_should():
   assert find_cycle({"a": {"b"}, "b": set()}) is None
   assert upward_imports({"paac_tf.envs.x": {"paac_tf.runners.y"}}) == [
       "paac_tf.envs.x (layer 1) imports paac_tf.runners.y (layer 3)"]
+  assert upward_imports({"paac_tf.runners.y": {"paac_tf.algorithms.paac.z"}}) == [
+      "paac_tf.runners.y (layer 3) imports paac_tf.algorithms.paac.z (layer 4)"]
+  assert layer_of("paac_tf.algorithms.registry") == 1
   assert upward_imports({"paac_tf.runners.y": {"paac_tf.envs.x"}}) == []
   assert layer_of("paac_tf.train") == ENTRY_LAYER
+  assert layer_of("paac_tf.commands.apex_actor") == ENTRY_LAYER
   assert layer_of("paac_tf.tools.compare") == ENTRY_LAYER
 
 
-@pytest.mark.parametrize("module", ["paac_tf.agents.paac.agent", "paac_tf.runners.paac.train_loop"])
+@pytest.mark.parametrize("module", ["paac_tf.algorithms.paac.agent",
+                                    "paac_tf.algorithms.paac.train_loop"])
 def test_graph_sees_function_level_imports(module):
   graph = import_graph()
   assert graph[module], module
+
+
+_DIRECTIVE = re.compile(r"(pylint:\s*[\w-]+=[\w,-]+|noqa(:\s*[\w,]+)?)")
+
+
+def _reason(comment):
+  """A comment's text without lint directives ('' if it is only directives)."""
+  return _DIRECTIVE.sub("", comment).strip(" #()")
+
+
+def lazy_imports_without_a_reason(path):
+  """[(line, text)] of the imports inside functions of the file that no comment explains:
+  none on the import's line, nor on the comment and import lines just above it."""
+  with open(path, encoding="utf-8") as f:
+    source = f.read()
+  lines = source.splitlines()
+  found = []
+  for node in ast.walk(ast.parse(source, path)):
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      continue
+    for sub in ast.walk(node):
+      if not isinstance(sub, (ast.Import, ast.ImportFrom)):
+        continue
+      k, explained = sub.lineno - 1, False
+      while k >= 0 and not explained:
+        text = lines[k].strip()
+        is_import = text.startswith(("import ", "from "))
+        if not (is_import or text.startswith("#")) and k != sub.lineno - 1:
+          break
+        comment = text[text.index("#"):] if "#" in text else ""
+        explained = bool(_reason(comment))
+        k -= 1
+      if not explained:
+        found.append((sub.lineno, lines[sub.lineno - 1].strip()))
+  return found
+
+
+def test_imports_inside_functions_say_why_they_are_lazy():
+  """Imports go at the top of a module unless a comment says why one must be lazy (the
+  tools and commands included)."""
+  unexplained = []
+  for module, path in sorted(package_modules().items()):
+    unexplained += ["%s:%d %s" % (module, line, text)
+                    for line, text in lazy_imports_without_a_reason(path)]
+  assert unexplained == []
+
+
+def test_the_lazy_import_check_reads_comments(tmp_path):
+  path = tmp_path / "m.py"
+  path.write_text("def f():\n  import os  # pylint: disable=import-outside-toplevel\n"
+                  "  # Lazy: heavy.\n  import sys  # pylint: disable=import-outside-toplevel\n"
+                  "  import json  # noqa: F401  (optional)\n")
+  assert lazy_imports_without_a_reason(str(path)) == [
+      (2, "import os  # pylint: disable=import-outside-toplevel")]

@@ -2,7 +2,7 @@
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents import optimizers
+from paac_tf.networks import optimizers
 
 
 def test_rmsprop_step_matches_tf1_formula():

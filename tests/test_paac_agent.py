@@ -4,9 +4,10 @@ import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.agents.paac import losses
-from paac_tf.agents.paac import returns
+from paac_tf.algorithms.paac import update as update_lib
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import losses
+from paac_tf.algorithms.paac import returns
 from paac_tf.networks import actor_critic
 
 T, B, A = 5, 4, 6
@@ -139,8 +140,8 @@ def test_packed_act_and_train_are_act_and_train():
   metrics = a.train(obs_b, act_b, rewards, discounts, next_last, is_last, values_b)
   step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
   vector = b.train_packed(obs_b, act_b, step_data, values_b).numpy()
-  assert vector.shape == (len(agent_lib.METRIC_NAMES),)
-  for name, value in zip(agent_lib.METRIC_NAMES, vector):
+  assert vector.shape == (len(update_lib.METRIC_NAMES),)
+  for name, value in zip(update_lib.METRIC_NAMES, vector):
     np.testing.assert_allclose(value, float(metrics[name]), rtol=1e-5, err_msg=name)
   for wa, wb in zip(a.model.get_weights(), b.model.get_weights()):
     np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-7)
@@ -152,7 +153,7 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
   the rollout runner is one packed act call per step and one packed train call, each
   returning one tensor, and the metrics come back as numpy numbers. With stored
   activations: `act_packed` at step 0, `act_stored` at the others, `train_stored`."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
   try:
@@ -172,7 +173,7 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
       assert calls == ["act_stored"] * 4 + ["act_packed", "train_stored"]
     else:
       assert calls == ["act_packed"] * 5 + ["train_packed"]
-    assert set(metrics) == set(agent_lib.METRIC_NAMES)
+    assert set(metrics) == set(update_lib.METRIC_NAMES)
     assert all(isinstance(v, np.floating) for v in metrics.values())
   finally:
     env.close()

@@ -2,7 +2,7 @@
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.paac import losses
+from paac_tf.algorithms.paac import losses
 
 LOGITS = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.6, 0.3]], np.float32))
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from paac_tf.agents.paac import returns
+from paac_tf.algorithms.paac import returns
 
 GAMMA = 0.9
 

@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import tensor_views
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 
@@ -73,9 +74,9 @@ def test_numpy_view_shares_the_tensors_memory_and_keeps_it_alive():
   import gc  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   tensor = tf.reshape(tf.range(12, dtype=tf.float32), [3, 4]) * 2.0
-  view = rollout.numpy_view(tensor)
+  view = tensor_views.numpy_view(tensor)
   assert view.dtype == np.float32 and view.shape == (3, 4) and not view.flags.owndata
-  again = rollout.numpy_view(tensor)
+  again = tensor_views.numpy_view(tensor)
   assert np.shares_memory(view, again)   # both over the tensor's buffer: no copy
   del tensor, again
   gc.collect()

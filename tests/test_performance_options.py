@@ -9,13 +9,14 @@ import tensorflow as tf
 from tf_agents.specs import array_spec
 
 from paac_tf import errors
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import tensor_views
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import rollout
 from paac_tf.tools import benchmark_tables
 from paac_tf.tools import precision_measurements
 
@@ -189,16 +190,16 @@ def test_the_loops_updates_are_unchanged(env_name, num_groups):
 
 
 def test_as_tensor_shares_aligned_arrays_and_copies_others():
-  shared = rollout.aligned_empty((2, 84, 84, 4), np.uint8)
-  assert shared.ctypes.data % rollout.TENSOR_ALIGNMENT == 0 and shared.flags.c_contiguous
+  shared = tensor_views.aligned_empty((2, 84, 84, 4), np.uint8)
+  assert shared.ctypes.data % tensor_views.TENSOR_ALIGNMENT == 0 and shared.flags.c_contiguous
   shared[...] = 1
-  tensor = rollout.as_tensor(shared)
+  tensor = tensor_views.as_tensor(shared)
   shared[0, 0, 0, 0] = 9
   assert int(tensor[0, 0, 0, 0]) == 9 and int(tf.reduce_sum(tf.cast(tensor, tf.int64))) == (
       shared.astype(np.int64).sum())
   unaligned = np.empty(2 * 28224 + 1, np.uint8)[1:].reshape(2, 84, 84, 4)
   unaligned[...] = 1
-  copied = rollout.as_tensor(unaligned)
+  copied = tensor_views.as_tensor(unaligned)
   unaligned[0, 0, 0, 0] = 9
   assert int(copied[0, 0, 0, 0]) == 1
 
@@ -234,7 +235,7 @@ def test_driver_loop_trains_on_t_max_steps_of_every_environment():
   code = r'''
 import json
 import numpy as np
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.networks import actor_critic
 from paac_tf.tools import tf_agents_baseline
 from tf_agents.specs import array_spec

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 from tf_agents.trajectories import time_step as ts
 
-from paac_tf.agents.paac import returns
+from paac_tf.algorithms.paac import returns
 from paac_tf.envs.gym_adapter import GymnasiumPyEnvironment
 from test_gym_adapter import CONTINUE, TERMINATE, TRUNCATE, ScriptedEnv
 

@@ -39,7 +39,7 @@ def _evaluation(game, mean, train_step, fire=False, own_actions=False, first_see
 
 def publish(top, name, game, command, points, seed=0, evals=(), wall_step_s=1.0, start=1e9,
             rates=(), **info):
-  """A results folder as tools/publish_run.py writes it: summaries.csv of (agent step,
+  """A results folder as paac_tf/tools/publish_run.py writes it: summaries.csv of (agent step,
   training average) points, `wall_step_s` seconds apart from `start`; run_info.json;
   operative_config.gin binding the seed; eval files {file name: eval dict}."""
   folder = os.path.join(str(top), name)
@@ -324,7 +324,7 @@ def test_our_run_against_the_original_points(tmp_path):
 def test_saved_campaign_state_is_not_a_result(tmp_path):
   publish(tmp_path, "pong", "Pong", FAST, [(M, 1.0)],
           evals={"eval.json": _evaluation("Pong", 1.0, M)})
-  state = tmp_path / "campaign_state" / "pong_s1" / "train"      # tools/campaign.py save
+  state = tmp_path / "campaign_state" / "pong_s1" / "train"      # paac_tf/tools/campaign.py save
   os.makedirs(state)
   (state / "run_config.json").write_text(json.dumps({"env_name": "Pong", "algorithm": "paac"}))
   assert [r.folder_name for r in run_results.collect([str(tmp_path)])] == ["pong"]

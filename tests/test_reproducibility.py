@@ -7,11 +7,12 @@ from tf_agents.specs import array_spec
 
 import gin
 
-from paac_tf import configurables  # noqa: F401  (registers the gin configurables)
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.runners import train_eval
 from paac_tf.runtime import config
+
+train_eval.load_configurables()   # the configurables the configs name
 
 VECTOR = array_spec.BoundedArraySpec((4,), np.float32, -1.0, 1.0)
 IMAGE = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
@@ -54,7 +55,7 @@ def deterministic_runs(tmp_path):
         "paac_train.stop_at_average_return = None"])
     root = str(tmp_path / name)
     result = train_eval.train_eval(root_dir=root)
-    assert result["env_steps"] >= 3000 and result["episodes"] > 0, result
+    assert result.env_steps >= 3000 and result.episodes > 0, result
     return tf.train.load_checkpoint(tf.train.latest_checkpoint(root + "/train"))
   yield run
   gin.clear_config()

@@ -140,7 +140,7 @@ def test_the_refusal_names_the_holder_and_writes_nothing(holder):
                          "kill -TERM %d" % proc.pid)
   assert _tree(root) == before
   # The Ape-X learner program is refused too, before it connects to any replay server.
-  learner = run_module("paac_tf.apex_learner", "--replay_address=127.0.0.1:1",
+  learner = run_module("paac_tf.commands.apex_learner", "--replay_address=127.0.0.1:1",
                        "--root_dir=" + root, "--gin_file=apex_cartpole.gin", timeout=300,
                        env={"TF_CPP_MIN_LOG_LEVEL": "3"})   # a user's default: TF quiet
   _assert_one_error_line(learner, "in use by process %d" % proc.pid)

@@ -5,11 +5,12 @@ import pytest
 import tensorflow as tf
 from tf_agents.specs import array_spec
 
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import update as update_lib
+from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import stored_activations
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import rollout
 
 T, B, A = 3, 4, 6
 IMAGE = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
@@ -157,7 +158,7 @@ def test_loop_trains_the_same_with_and_without_stored_activations(num_groups, ov
       env.close()
   (m_a, w_a), (m_b, w_b) = results
   for x, y in zip(m_a, m_b):
-    for name in agent_lib.METRIC_NAMES:
+    for name in update_lib.METRIC_NAMES:
       np.testing.assert_allclose(x[name], y[name], rtol=1e-4, atol=1e-6, err_msg=name)
   for x, y in zip(w_a, w_b):
     np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-6)

@@ -1,5 +1,5 @@
 """paac_tf.tools (events, run_results, results_table, compare, plot, benchmark) and
-paac_tf.reference_scores, on real event files and a real Reverb replay."""
+paac_tf.tools.reference_scores, on real event files and a real Reverb replay."""
 import csv
 import json
 import os
@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot
@@ -392,7 +392,7 @@ def test_compare_cli(workspace):
 
 
 def _results_folder(folder, env_name, returns, frames, **info):
-  """A results folder as tools/publish_run.py writes it: eval.json and run_info.json (the
+  """A results folder as paac_tf/tools/publish_run.py writes it: eval.json and run_info.json (the
   evaluated policy's run directory does not exist here)."""
   steps = frames // 4
   _write_json(os.path.join(folder, "eval.json"), _eval_json(

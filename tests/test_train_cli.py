@@ -216,7 +216,11 @@ def test_unsupported_python_stops_at_once(version):
   proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
   assert proc.returncode != 0
   assert "3.9 to 3.11" in proc.stderr and "Traceback" not in proc.stderr
-  check = subprocess.run([sys.executable, "-c", code.replace(
-      "import paac_tf", "exec(open('tools/check_python.py').read())")], cwd=REPO,
-                         capture_output=True, text=True)
-  assert check.returncode != 0 and "3.9 to 3.11" in check.stderr
+  # The same check, the package's only one, stops setup.py (pip install) and `make`.
+  setup = subprocess.run([sys.executable, "-c", code.replace(
+      "import paac_tf", "sys.argv = ['setup.py', '--version']; "
+      "exec(open('setup.py').read(), {'__file__': 'setup.py', '__name__': '__main__'})")],
+                         cwd=REPO, capture_output=True, text=True)
+  assert setup.returncode != 0 and "3.9 to 3.11" in setup.stderr, setup.stderr
+  with open(os.path.join(REPO, "Makefile")) as f:
+    assert '$(PYTHON) -c "import paac_tf"' in f.read()

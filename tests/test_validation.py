@@ -1,4 +1,5 @@
-"""Validation of user-settable parameters before any work starts (runners/validation.py)."""
+"""Validation of user-settable parameters before any work starts (runners/validation.py),
+against the checks each configurable declares in its signature (runtime/checks.py)."""
 import os
 import re
 
@@ -6,12 +7,14 @@ import gin
 import pytest
 
 from conftest import run_module
-from paac_tf import configurables  # noqa: F401  (registers the gin configurables)
 from paac_tf import errors
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
 from paac_tf.runners import validation
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
+
+train_eval.load_configurables()   # the configurables the configs name
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -141,13 +144,24 @@ def test_every_binding_of_the_shipped_configs_is_checked_and_passes(gin_file):
   config.parse([gin_file], [])
   bound = re.findall(r"^([A-Za-z_]\w*\.\w+) = ", gin.config_str(), re.MULTILINE)
   assert bound
-  assert not set(bound) - set(validation.CHECKS), "bindings without a check"
+  assert not set(bound) - set(validation.checks()), "bindings without a check"
   validation.check_bindings()
 
 
 def test_every_check_names_a_real_parameter():
   # gin refuses a binding of a parameter that its configurable does not have.
-  gin.parse_config(["%s = None" % binding for binding in validation.CHECKS])
+  gin.parse_config(["%s = None" % binding for binding in validation.checks()])
+
+
+def test_checks_are_read_from_the_signatures():
+  """A configurable's annotations are its checks: nothing else lists them."""
+  @checks.configurable(module="test_checks")
+  def made_up(count: checks.Count = 1, ratio: checks.Fraction = 0.5, name="x"):
+    return count, ratio, name
+  declared = checks.declared()
+  assert declared["made_up.count"] is checks.COUNT and "made_up.name" not in declared
+  assert declared["made_up.ratio"].allowed == "a number in (0, 1]"
+  assert made_up() == (1, 0.5, "x")
 
 
 def test_train_eval_checks_arguments_given_in_code(tmp_path):
@@ -191,9 +205,9 @@ def test_a_flag_stands_in_for_its_binding():
 
 # The Ape-X programs of a multi-host run: (entry point, its flags besides the config).
 APEX_PROGRAMS = {
-    "paac_tf.apex_replay": ["--port=1"],
-    "paac_tf.apex_actor": ["--replay_address=localhost:1", "--root_dir={root}"],
-    "paac_tf.apex_learner": ["--replay_address=localhost:1", "--root_dir={root}"],
+    "paac_tf.commands.apex_replay": ["--port=1"],
+    "paac_tf.commands.apex_actor": ["--replay_address=localhost:1", "--root_dir={root}"],
+    "paac_tf.commands.apex_learner": ["--replay_address=localhost:1", "--root_dir={root}"],
 }
 BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
                 "error: apex_replay.capacity = 0: must be an integer >= 1.")
@@ -201,12 +215,13 @@ BAD_CAPACITY = ("--gin_bindings=apex_replay.capacity=0",
 
 @pytest.mark.parametrize("module,bad_flag,message", [
     *[(module, *BAD_CAPACITY) for module in APEX_PROGRAMS],
-    ("paac_tf.apex_learner", "--env_name=Pongg",
+    ("paac_tf.commands.apex_learner", "--env_name=Pongg",
      "error: --env_name = 'Pongg': Unknown environment"),
     # A flag that stands in for a binding is checked as the binding and named as a flag
     # (--total_steps=0 used to fall back to the config's value).
-    ("paac_tf.apex_learner", "--total_steps=0", "error: --total_steps = 0: must be an integer"),
-    ("paac_tf.apex_actor", "--seed=-1", "error: --seed = -1: must be an integer"),
+    ("paac_tf.commands.apex_learner", "--total_steps=0",
+     "error: --total_steps = 0: must be an integer"),
+    ("paac_tf.commands.apex_actor", "--seed=-1", "error: --seed = -1: must be an integer"),
 ])
 def test_apex_programs_check_the_config_and_their_flags_before_any_work(
     tmp_path, module, bad_flag, message):

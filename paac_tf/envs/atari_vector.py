@@ -92,6 +92,8 @@ def uses_fire(action_meanings):
 
 def rom_action_meanings(rom_id, full_action_space=False):
   """The action meanings of ROM `rom_id` ("breakout"), in the order of its action set."""
+  # Lazy, here and in the class: ale-py's import loads its ROMs and C++ library, needed
+  # only once an Atari environment is made (this module is imported for its constants).
   import ale_py  # pylint: disable=import-outside-toplevel
   from ale_py import roms  # pylint: disable=import-outside-toplevel
   ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)   # as the C++ vector env does
@@ -131,6 +133,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
                frame_stack=4, repeat_action_probability=0.0, max_episode_frames=108000,
                full_action_space=False, batch_scheduling=True):
     super().__init__(handle_auto_reset=False)
+    # Lazy: as in rom_action_meanings.
     from ale_py.vector_env import AtariVectorEnv  # pylint: disable=import-outside-toplevel
     self._num_envs = int(num_envs)
     self._seed = int(seed)

@@ -1,22 +1,27 @@
-"""The gin-configurable way for training jobs to build their batched environment."""
+"""The gin-configurable way for training jobs to build their batched environment, and an
+environment's specs."""
 import os
-
-import gin
 
 from paac_tf.envs import factory
 from paac_tf.envs import grouped
+from paac_tf.envs import names
+from paac_tf.runtime import checks
 
 
-@gin.configurable(module="paac_tf.envs", denylist=["env_name", "num_envs", "num_workers", "seed"])
-def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vector",
-                     num_threads=None, num_groups=1, reward_clipping=True, episodic_life=False,
-                     noop_max=30, max_episode_frames=108000, fire_reset=False):
+@checks.configurable(module="paac_tf.envs",
+                     denylist=["env_name", "num_envs", "num_workers", "seed"])
+def make_environment(env_name, num_envs, num_workers, seed,
+                     atari_backend: checks.one_of(factory.ATARI_BACKENDS) = "vector",
+                     num_threads: checks.OptionalCount = None, num_groups: checks.Count = 1,
+                     reward_clipping: checks.Bool = True, episodic_life: checks.Bool = False,
+                     noop_max: checks.NonNegativeInt = 30,
+                     max_episode_frames: checks.Count = 108000, fire_reset: checks.Bool = False):
   """Builds the batched env of n_e = `num_envs` environments.
 
   For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its
   C++ pool plays the role of PAAC's workers. `num_groups` > 1 splits the environments into
   groups that a training loop can keep in flight at different times (see
-  agents/paac/rollout.py); each group gets n_e / G environments, n_w / G workers and
+  algorithms/paac/rollout.py); each group gets n_e / G environments, n_w / G workers and
   `num_threads` threads. Environment i is seeded with seed + i either way.
 
   Atari options (see `atari_vector`): `episodic_life` makes a lost life a LAST step with
@@ -55,3 +60,22 @@ def make_environment(env_name, num_envs, num_workers, seed, atari_backend="vecto
       g.close()
     raise
   return grouped.GroupedBatchedPyEnvironment(groups)
+
+
+_SPECS = {}
+
+
+def specs(env):
+  """(observation spec, number of actions) of `env` (a `names.Environment` or a name) as
+  `make_environment` builds it: learned from one environment, built once per environment
+  and process (the settings of make_environment change no spec)."""
+  env = names.resolve(env)
+  if env not in _SPECS:
+    built = make_environment(env, num_envs=1, num_workers=0, seed=0)
+    try:
+      action_spec = built.action_spec()
+      _SPECS[env] = (built.observation_spec(),
+                     int(action_spec.maximum) - int(action_spec.minimum) + 1)
+    finally:
+      built.close()
+  return _SPECS[env]

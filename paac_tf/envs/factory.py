@@ -34,6 +34,8 @@ def _check_backend(atari_backend):
 def _check_spaces(env_id):
   """Fails fast, in this process, on spaces the adapter cannot take (before any worker starts,
   so the user gets the adapter's clear error rather than a worker failure)."""
+  # Lazy, here and below: only the path an environment takes is imported (ale-py's C++
+  # vector env, the portable Atari envs, or gymnasium and its worker pool).
   import gymnasium as gym  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
   env = gym.make(env_id)
@@ -50,8 +52,9 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
   """Builds the batched PyEnvironment for `env_name` with n_e = `num_envs` environments.
 
   Args:
-    env_name: an Atari game or a registered gymnasium id (see `names.check_env_name`;
-      an unknown name raises `names.UnknownEnvironmentError` listing close names).
+    env_name: a `names.Environment`, or an Atari game or a registered gymnasium id (see
+      `names.check_env_name`; an unknown name raises `names.UnknownEnvironmentError`
+      listing close names).
     num_envs: n_e, the batch size.
     num_workers: n_w worker processes for the portable Atari and gymnasium paths (n_e must
       be divisible by it; 0 = step in the calling process). Unused by the vector backend.
@@ -67,12 +70,13 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
     ((return, length) pairs; `with_env_index=True`: (return, length, env index)), `close()`.
   """
   _check_backend(atari_backend)
-  resolved = names.check_env_name(env_name)
+  resolved = names.resolve(env_name).resolved
   num_envs, num_workers, seed = int(num_envs), int(num_workers), int(seed)
   if num_envs < 1:
     raise ValueError("num_envs must be >= 1, got %d." % num_envs)
   if isinstance(resolved, names.AtariGame):
     if atari_backend == "vector":
+      # Lazy (as in _check_spaces): only the path an environment takes is imported.
       from paac_tf.envs import atari_vector  # pylint: disable=import-outside-toplevel
       return atari_vector.AtariVectorPyEnvironment(
           resolved.rom_id, num_envs, num_threads=int(num_threads), seed=seed,
@@ -81,13 +85,14 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
           frame_stack=ATARI_FRAME_STACK,
           repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
           max_episode_frames=max_episode_frames)
-    from paac_tf.envs import atari_portable  # pylint: disable=import-outside-toplevel
+    from paac_tf.envs import atari_portable  # pylint: disable=import-outside-toplevel  (lazy: as above)
     return atari_portable.make_atari_portable_env(
         resolved, num_envs, num_workers, seed=seed, reward_clipping=reward_clipping,
         episodic_life=episodic_life, fire_reset=bool(fire_reset), noop_max=noop_max,
         frameskip=ATARI_FRAMESKIP, frame_stack=ATARI_FRAME_STACK,
         repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
         max_episode_frames=max_episode_frames)
+  # Lazy (as in _check_spaces): only the path an environment takes is imported.
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
   _check_spaces(resolved)
@@ -106,7 +111,7 @@ def describe_env(env_name, atari_backend="vector", reward_clipping=True, episodi
   preprocessing a policy's observations went through. Builds no environment.
   """
   _check_backend(atari_backend)
-  resolved = names.check_env_name(env_name)
+  resolved = names.resolve(env_name).resolved
   if isinstance(resolved, names.AtariGame):
     return {
         "env_name": resolved.name,

@@ -20,6 +20,8 @@ Specs are derived from the spaces:
 - `Discrete(n, start)` action -> int64 scalar `BoundedArraySpec` [0, n-1] named
   "action": agents always see 0-based actions, `start` is added before stepping.
 """
+import gymnasium
+from gymnasium import spaces
 import numpy as np
 from tf_agents.environments import py_environment
 from tf_agents.specs import array_spec
@@ -47,9 +49,9 @@ class UnsupportedSpaceError(errors.UserError, ValueError):
 
 
 def _import_gymnasium_for(env_id):
-  """Imports gymnasium; registers ale-py's envs first when `env_id` is an `ALE/...` id."""
-  import gymnasium  # pylint: disable=import-outside-toplevel
+  """gymnasium, with ale-py's envs registered first when `env_id` is an `ALE/...` id."""
   if isinstance(env_id, str) and env_id.startswith("ALE/"):
+    # Lazy: ale-py (its ROMs and envs) only for the ALE ids.
     import ale_py  # pylint: disable=import-outside-toplevel
     gymnasium.register_envs(ale_py)
   return gymnasium
@@ -65,7 +67,6 @@ def env_id_of(env):
 
 def observation_spec_from_space(space, env_id="<env>", cast_float64=True):
   """`BoundedArraySpec` named "observation" for a Box or Discrete observation space."""
-  from gymnasium import spaces  # pylint: disable=import-outside-toplevel
   if isinstance(space, spaces.Box):
     dtype = np.dtype(space.dtype)
     low, high = np.asarray(space.low), np.asarray(space.high)
@@ -87,7 +88,6 @@ def observation_spec_from_space(space, env_id="<env>", cast_float64=True):
 
 def action_spec_from_space(space, env_id="<env>"):
   """0-based int64 scalar `BoundedArraySpec` named "action" for a Discrete action space."""
-  from gymnasium import spaces  # pylint: disable=import-outside-toplevel
   if isinstance(space, spaces.Discrete):
     return array_spec.BoundedArraySpec((), np.int64, 0, int(space.n) - 1, name="action")
   kind = ("continuous Box" if isinstance(space, spaces.Box) else type(space).__name__)

@@ -6,6 +6,10 @@ process (by gymnasium, or by a module the user imported first), or gymnasium's
 `"module:EnvId"` form, whose module is imported to register `EnvId`. Unknown names fail
 fast with the closest valid names.
 
+`resolve` does the check once per name and process: it returns an `Environment`, the typed
+value a run passes down (to the environment factory, the loops, the exports) instead of
+the name, so that nothing below checks or resolves the name again.
+
 Worker processes start without the parent's imports: `worker_env_id` turns an id that a
 module outside gymnasium registered into `"module:EnvId"`, so that `gymnasium.make` in a
 worker imports that module (the module of the env's entry point) before making the env.
@@ -15,6 +19,7 @@ import difflib
 import functools
 import importlib
 import re
+from typing import Optional
 
 from paac_tf import errors
 
@@ -43,12 +48,14 @@ def _snake_to_camel(rom_id):
 
 @functools.lru_cache(maxsize=None)
 def atari_rom_ids():
+  # Lazy: ale-py (its ROMs) only once a name is looked up among the Atari games.
   import ale_py.roms  # pylint: disable=import-outside-toplevel
   return tuple(sorted(ale_py.roms.get_all_rom_ids()))
 
 
 def gymnasium_ids():
   """The ids registered now (not cached: importing a module may register more)."""
+  # Lazy: gymnasium only for a name that is no Atari game (the vector path never needs it).
   import gymnasium as gym  # pylint: disable=import-outside-toplevel
   return tuple(sorted(gym.registry.keys()))
 
@@ -77,6 +84,56 @@ def resolve_atari(name):
 def all_names():
   games = [_snake_to_camel(r) for r in atari_rom_ids()]
   return games + [g for g in gymnasium_ids() if not g.startswith("ALE/")]
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+  """An environment name, checked and resolved (`resolve`).
+
+  Attributes:
+    name: the name as given (what run records, exports and logs show; `str()` of it).
+    game: the AtariGame it names, or None.
+    gymnasium_id: else the gymnasium id (`module:EnvId` as given).
+  """
+  name: str
+  game: Optional[AtariGame] = None
+  gymnasium_id: Optional[str] = None
+
+  def __str__(self):
+    return self.name
+
+  @property
+  def is_atari(self):
+    return self.game is not None
+
+  @property
+  def resolved(self):
+    """What `check_env_name` returns: the AtariGame, or the gymnasium id."""
+    return self.game if self.game is not None else self.gymnasium_id
+
+
+def resolve(name):
+  """The `Environment` of `name` (an Environment is returned as it is); a name is checked
+  once per process (`check_env_name`; an unknown one raises every time)."""
+  if isinstance(name, Environment):
+    return name
+  return _resolve(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _resolve(name):
+  found = check_env_name(name)
+  if isinstance(found, AtariGame):
+    return Environment(name=name, game=found)
+  return Environment(name=name, gymnasium_id=found)
+
+
+def is_atari(env):
+  """Whether `env` (an Environment or a name) is an Atari game (a name is not checked:
+  False for anything that is no Atari game)."""
+  if isinstance(env, Environment):
+    return env.is_atari
+  return resolve_atari(str(env)) is not None
 
 
 def check_env_name(name):
@@ -131,6 +188,7 @@ def worker_env_id(env_id):
   accepted."""
   if ":" in env_id:
     return env_id
+  # Lazy: as in gymnasium_ids.
   import gymnasium as gym  # pylint: disable=import-outside-toplevel
   spec = gym.registry.get(env_id)
   entry_point = getattr(spec, "entry_point", None)

@@ -1,11 +1,11 @@
 """Keras dueling Q-network (Wang et al. 2016): Q = V + A - mean(A); Ape-X's network settings
 (`apex_network`, shared by learner, actors and exports), its compute precision
 (`apex_precision`, learner and actors) and its builder."""
-import gin
 import tensorflow as tf
 
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import torsos
+from paac_tf.runtime import checks
 
 
 class DuelingQ(tf.keras.Model):
@@ -48,15 +48,16 @@ def build_dueling_q(num_actions, observation_spec, torso="arch_nature", mlp_unit
   return model
 
 
-@gin.configurable(module="apex")
-def apex_network(network="arch_nature", mlp_units=(64, 64), head_units=None):
+@checks.configurable(module="apex")
+def apex_network(network: checks.one_of(torsos.TORSOS) = "arch_nature",
+                 mlp_units: checks.Units = (64, 64), head_units: checks.OptionalCount = None):
   """The dueling Q-network's settings (shared by learner, actors and exports)."""
   return {"network": str(network), "mlp_units": [int(u) for u in mlp_units],
           "head_units": None if head_units is None else int(head_units)}
 
 
-@gin.configurable(module="apex")
-def apex_precision(precision="float32"):
+@checks.configurable(module="apex")
+def apex_precision(precision: checks.one_of(precision_lib.PRECISIONS) = "float32"):
   """The Ape-X networks' compute precision, learner and actors alike (see precision.py).
   Not a network setting: variables are float32 in every precision, so it is neither in
   `apex_network` nor in the recorded network spec, and a run may resume in another one."""

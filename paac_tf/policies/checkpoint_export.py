@@ -1,16 +1,13 @@
-"""Exports of training runs: a run's checkpoint as a SavedModel, and training's own exports.
+"""Exports of training runs: a run's checkpoint as a SavedModel.
 
 `export_checkpoint` (behind `python -m paac_tf.export`) finds a checkpoint in a run
 directory, rebuilds the run's network from its recorded spec (`run_settings.network_spec`),
-restores the weights and saves the policy (`saved_model`). `training_exporter` is the
-gin-configurable exporter the PAAC training loop calls (`training_exporter.greedy`).
+restores the weights and saves the policy (`saved_model`).
 """
 import contextlib
 import os
 import re
 
-from absl import logging
-import gin
 import tensorflow as tf
 
 from paac_tf import errors
@@ -19,8 +16,6 @@ from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
 from paac_tf.runtime import run_lock
 
-# Checkpoint keys of the model in each algorithm's training checkpoints.
-CHECKPOINT_MODEL_KEY = {"paac": "model", "apex": "q_network"}
 _CHECKPOINT_RE = re.compile(r"^ckpt-(\d+)\.index$")
 
 
@@ -48,8 +43,9 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
     checkpoint: agent step of the checkpoint (None: the newest).
     export_dir: base directory (None: root_dir/policies); the policy goes to
       export_dir/<name>/<version>.
-    greedy: argmax actions (None: False for PAAC, True for Ape-X).
-    epsilon: Ape-X only, the epsilon of a non-greedy export.
+    greedy: argmax actions (None: the algorithm's `export_greedy`: False for PAAC, True for
+      Ape-X).
+    epsilon: the epsilon of a non-greedy export of an epsilon-greedy policy (Ape-X).
     version: integer version (None: the checkpoint's step).
     name: TF Serving model name (None: from the environment, e.g. `pong`).
   """
@@ -67,14 +63,17 @@ def export_checkpoint(root_dir, checkpoint=None, export_dir=None, greedy=None, e
 
 def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
   run_config = run_settings.read_run_config(root_dir)
-  algorithm, env_name = run_config["algorithm"], run_config["env_name"]
+  algorithm = run_settings.run_algorithm(run_config)
+  env_name = run_config["env_name"]
   if greedy is None:
-    greedy = algorithm == "apex"
-  if epsilon is not None and (algorithm != "apex" or greedy):
-    raise errors.UserError("--epsilon applies to non-greedy Ape-X exports only "
-                           "(--nogreedy on an Ape-X run).")
-  if algorithm == "apex" and not greedy and epsilon is None:
-    raise errors.UserError("A non-greedy Ape-X export needs --epsilon (e.g. 0.01).")
+    greedy = algorithm.export_greedy
+  epsilon_greedy = algorithm.exploration == "epsilon_greedy"
+  if epsilon is not None and (not epsilon_greedy or greedy):
+    raise errors.UserError("--epsilon applies to non-greedy exports of epsilon-greedy "
+                           "policies only (--nogreedy on an Ape-X run).")
+  if epsilon_greedy and not greedy and epsilon is None:
+    raise errors.UserError("A non-greedy %s export needs --epsilon (e.g. 0.01)."
+                           % algorithm.display_name)
   checkpoint_path, step = find_checkpoint(os.path.join(root_dir, "train"), checkpoint)
   base_dir = os.path.join(export_base, name or saved_model.model_name(env_name))
   version = step if version is None else int(version)
@@ -83,10 +82,10 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
   operative_config = run_settings.read_operative_config(root_dir)
   try:
     spec = run_settings.network_spec(run_config, operative_config)
-    model = specs.build_model(spec)
+    model = algorithm.build_network(spec)
   except ValueError as e:
     raise errors.UserError("Cannot rebuild the network of %s: %s" % (root_dir, e)) from None
-  key = CHECKPOINT_MODEL_KEY[algorithm]
+  key = algorithm.checkpoint_model_key
   try:
     status = tf.train.Checkpoint(**{key: model}).restore(checkpoint_path).expect_partial()
     status.assert_existing_objects_matched()
@@ -102,39 +101,7 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
       "preprocessing": run_settings.preprocessing_metadata(env_name, operative_config),
       "network": spec["network"],
   }
-  observation_spec = specs.observation_spec(spec)
-  if algorithm == "apex":
-    if epsilon is not None:
-      metadata["epsilon"] = float(epsilon)
-    return saved_model.save_apex_policy(model, observation_spec, base_dir, version, metadata,
-                                        greedy=greedy)
-  return saved_model.save_paac_policy(model, observation_spec, base_dir, version, metadata,
-                                      greedy=greedy)
-
-
-@gin.configurable(denylist=["root_dir", "env_name"])
-def training_exporter(root_dir, env_name, greedy=False):
-  """Returns exporter(agent, env, step) writing root_dir/policies/<model_name>/<step>/.
-
-  A version that exists already (e.g. the final export of a resumed run that had
-  finished) is skipped with a log line, returning None.
-  """
-  base = os.path.join(root_dir, "policies", saved_model.model_name(env_name))
-
-  def export(agent, env, step):
-    path = saved_model.version_dir(base, step)
-    if tf.io.gfile.exists(path):
-      logging.info("Export %s exists already; skipped.", path)
-      return None
-    run_config = {}
-    try:
-      run_config = run_settings.read_run_config(root_dir)
-    except errors.UserError:
-      pass
-    metadata = {"env_name": env_name, "train_step": int(step), "run_config": run_config,
-                "operative_config": gin.operative_config_str(),
-                "network": getattr(agent.model, "torso_name", None)}
-    return saved_model.save_paac_policy(agent.model, env.observation_spec(), base, step,
-                                        metadata, greedy=greedy)
-
-  return export
+  if epsilon is not None:
+    metadata["epsilon"] = float(epsilon)
+  return saved_model.save_policy(algorithm, model, specs.observation_spec(spec), base_dir,
+                                 version, metadata, greedy=greedy)

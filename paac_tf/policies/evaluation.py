@@ -52,6 +52,7 @@ from absl import logging
 import numpy as np
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.envs import factory
@@ -61,15 +62,21 @@ from paac_tf.policies import loading
 EVAL_FILE = "eval.json"
 EVAL_SEED = 10**9          # evaluation env i: EVAL_SEED + i; training seeds lie below
 DEFAULT_NUM_ENVS = 16
-APEX_EVAL_EPSILON = 0.001
 _ATARI_GIF_SCALE = 3
 
 
 def default_epsilon(metadata):
-  """0.001 for greedy Ape-X policies; 0 for PAAC (it samples, or was exported greedy)."""
-  if metadata.get("algorithm") == "apex" and metadata.get("greedy", True):
-    return APEX_EVAL_EPSILON
-  return 0.0
+  """The evaluation epsilon of an export unless the user gives one: its algorithm's
+  (`Algorithm.eval_epsilon`: 0.001 for greedy Ape-X policies; 0 for PAAC, which samples or
+  was exported greedy), as its metadata records it (`eval_epsilon`), or for exports that
+  predate that record, as its algorithm says; 0 for an unknown algorithm."""
+  if "eval_epsilon" in metadata:
+    return float(metadata["eval_epsilon"])
+  try:
+    algorithm = registry.get(metadata.get("algorithm"))
+  except registry.UnknownAlgorithmError:
+    return 0.0
+  return float(algorithm.eval_epsilon(metadata.get("greedy", True)))
 
 
 def slot_quotas(episodes, num_envs):
@@ -145,7 +152,7 @@ class _Recorder:
     self.frames[i] = []
 
   def write(self, path):
-    from PIL import Image  # pylint: disable=import-outside-toplevel
+    from PIL import Image  # pylint: disable=import-outside-toplevel  (lazy: only --record)
     if self.best is None:
       return None
     images = []
@@ -177,7 +184,7 @@ class _Recorder:
 
 def _state_renderer(env_name, observation_shape):
   """(gymnasium env in rgb_array mode, fps) for envs whose observation is their state."""
-  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel  (lazy: only --record)
   # Classic-control renderers use pygame, which would otherwise probe the sound card.
   os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
   try:
@@ -268,11 +275,12 @@ def assist_label(summary):
 def protocol_description(env_name, noop_max, max_episode_frames, epsilon, num_envs, episodes,
                          metadata, fire=False, seed=EVAL_SEED):
   """One line of eval.json saying how the episodes were played and chosen."""
+  selection = metadata.get("action_selection")
   if metadata.get("greedy"):
     acting = "argmax of the exported policy"
-  elif metadata.get("algorithm") == "apex":
+  elif selection == "epsilon_greedy":
     acting = "exported epsilon-greedy policy (epsilon %g)" % float(metadata.get("epsilon", 0))
-  elif metadata.get("algorithm") == "paac":
+  elif selection == "sample":
     acting = "a sample of the exported policy"
   else:
     acting = "the SavedModel's action output"

@@ -17,22 +17,21 @@ from gin import config_parser
 import tensorflow as tf
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
+from paac_tf.envs import atari_vector
 from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
-from paac_tf.networks import specs
 from paac_tf.runtime import checkpointing
 
-ALGORITHMS = ("paac", "apex")
 # The configurable whose arguments change what the agent sees, and those arguments (not
 # speed settings).
 MAKE_ENVIRONMENT = "paac_tf.envs.make_environment"
 ENV_SETTINGS = ("atari_backend", "reward_clipping", "episodic_life", "fire_reset", "noop_max",
                 "max_episode_frames")
-# Per algorithm: the configurable that holds its network settings, and those settings.
-_NETWORK_SETTINGS = {"paac": ("paac.paac_train", ("network", "mlp_units", "initializer")),
-                     "apex": ("apex.apex_network", ("network", "mlp_units", "head_units"))}
-_SPEC_FUNCTIONS = {"paac": specs.actor_critic_spec, "apex": specs.dueling_q_spec}
+
+
+RUN_CONFIG_NAME = "train/" + checkpointing.RUN_CONFIG
 
 
 def read_run_config(root_dir):
@@ -49,10 +48,22 @@ def read_run_config(root_dir):
   for key in ("algorithm", "env_name"):
     if key not in run_config:
       raise errors.UserError("%s lacks %r." % (path, key))
-  if run_config["algorithm"] not in ALGORITHMS:
-    raise errors.UserError("%s names algorithm %r; exportable: %s."
-                           % (path, run_config["algorithm"], ", ".join(ALGORITHMS)))
+  run_algorithm(run_config, path)
   return run_config
+
+
+def run_algorithm(run_config, path=RUN_CONFIG_NAME):
+  """The algorithm (`paac_tf.algorithms.base.Algorithm`) that a run_config.json names; a
+  UserError naming `path` unless it is registered (or its recorded module registers it)."""
+  name = run_config["algorithm"]
+  module = run_config.get("algorithm_module")
+  try:
+    return registry.get("%s:%s" % (module, name) if module else name)
+  except registry.UnknownAlgorithmError as e:
+    if module:
+      raise errors.UserError("%s names algorithm %r: %s" % (path, name, e)) from None
+    raise errors.UserError("%s names algorithm %r; exportable: %s."
+                           % (path, name, ", ".join(registry.names()))) from None
 
 
 def read_operative_config(root_dir):
@@ -113,7 +124,6 @@ def preprocessing_metadata(env_name, operative_config=""):
   settings["atari_game"] = game.name
   settings["gymnasium_id"] = game.gymnasium_id
   # The factory's fixed Atari settings where it names them, else the vector env's defaults.
-  from paac_tf.envs import atari_vector  # pylint: disable=import-outside-toplevel
   params = inspect.signature(atari_vector.AtariVectorPyEnvironment.__init__).parameters
   for name in ("frameskip", "frame_stack", "repeat_action_probability", "full_action_space"):
     value = getattr(factory, "ATARI_" + name.upper(), None)
@@ -140,15 +150,16 @@ def _spec_from_operative_config(run_config, operative_config):
   """A run's network spec from what it recorded before its spec: each network setting from
   run_config.json, else from the operative config, else the builder's default; the
   observation spec and number of actions of an environment built as the run's."""
-  configurable, settings = _NETWORK_SETTINGS[run_config["algorithm"]]
-  bindings = operative_bindings(operative_config, configurable)
+  algorithm = run_algorithm(run_config)
+  settings = algorithm.network_parameters
+  bindings = operative_bindings(operative_config, algorithm.network_configurable)
   values = {name: run_config.get(name, bindings.get(name)) for name in settings}
   env = environment.make_environment(run_config["env_name"], num_envs=1, num_workers=0,
                                      seed=0, **environment_settings(operative_config))
   try:
     action_spec = env.action_spec()
     num_actions = int(action_spec.maximum) - int(action_spec.minimum) + 1
-    return _SPEC_FUNCTIONS[run_config["algorithm"]](
+    return algorithm.network_spec(
         num_actions, env.observation_spec(),
         **{name: value for name, value in values.items() if value is not None})
   finally:

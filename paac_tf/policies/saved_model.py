@@ -4,8 +4,9 @@ Layout (TF Serving's): `<base_dir>/<version>/` with `base_dir` = `.../<model_nam
 integer versions, written under a hidden temporary name and renamed into place, so TF
 Serving never sees a half-written version. An existing version is never overwritten.
 
-Signatures of every export (PAAC and Ape-X share this code):
-  serving_default(observation) -> action int64 [B] and
+Signatures of every export (every algorithm shares this code; what differs, the
+algorithm object says: `Algorithm.policy_scores`, `output_names`, `exploration`):
+  serving_default(observation) -> action int64 [B] and the algorithm's other outputs, e.g.
       probabilities float32 [B, A], value float32 [B]     (PAAC), or
       q_values float32 [B, A]                             (Ape-X).
     `observation` is a batch exactly as the environment gives it: uint8 [B, 84, 84, 4]
@@ -19,9 +20,10 @@ config, ...) is in `get_metadata()` and, as one JSON document, in
 `assets/paac_tf_metadata.json` (read by `loading.read_metadata`). `train_step` counts
 agent steps (`train_step_unit`), as do the version directories of training exports.
 
-Actions: a PAAC export samples from its policy unless exported `greedy` (argmax). An
-Ape-X export is greedy by default; with greedy=False it acts epsilon-greedily with the
-`epsilon` given in its metadata.
+Actions: argmax if exported `greedy` (the algorithm's `export_greedy` by default), else as
+the algorithm explores: a sample of softmax(scores) (PAAC), or epsilon-greedy with the
+`epsilon` given in its metadata (Ape-X). The metadata's `eval_epsilon` is the algorithm's
+default evaluation epsilon for the export (`Algorithm.eval_epsilon`).
 """
 import contextlib
 import datetime
@@ -49,6 +51,7 @@ from paac_tf.runtime import memory
 from paac_tf.runtime import startup
 
 FORMAT_VERSION = 1
+EXPLORATIONS = ("sample", "epsilon_greedy")
 
 
 # --- the policy -------------------------------------------------------------------------
@@ -56,16 +59,15 @@ FORMAT_VERSION = 1
 class KerasModelPolicy(tf_policy.TFPolicy):
   """A TF-Agents policy around one of this project's Keras models.
 
-  algorithm 'paac': model(obs) -> (logits [B, A], value [B]); samples from
-  softmax(logits), or takes the argmax if `greedy`.
-  algorithm 'apex': model(obs) -> q_values [B, A]; argmax if `greedy`, else
-  epsilon-greedy.
+  `algorithm` (a `paac_tf.algorithms.base.Algorithm`) gives the scores actions are chosen
+  from and the other outputs (`policy_scores`), and how a non-greedy policy acts
+  (`exploration`): a sample of softmax(scores), or epsilon-greedy. Greedy: the argmax.
   """
 
   def __init__(self, model, observation_spec, algorithm, greedy, epsilon=0.0):
-    if algorithm not in run_settings.ALGORITHMS:
-      raise ValueError("Unknown algorithm %r; choose one of %s."
-                       % (algorithm, run_settings.ALGORITHMS))
+    if algorithm.exploration not in EXPLORATIONS:
+      raise ValueError("%r explores by %r; exported policies explore by one of %s."
+                       % (algorithm, algorithm.exploration, ", ".join(EXPLORATIONS)))
     self._model = model
     self._algorithm = algorithm
     self._greedy = bool(greedy)
@@ -75,7 +77,7 @@ class KerasModelPolicy(tf_policy.TFPolicy):
     action_spec = tensor_spec.BoundedTensorSpec(
         (), tf.int64, 0, self._num_actions - 1, name="action")
     super().__init__(ts.time_step_spec(self._observation_spec), action_spec,
-                     name="%s_policy" % algorithm)
+                     name="%s_policy" % algorithm.name)
 
   @property
   def observation_spec(self):
@@ -87,28 +89,16 @@ class KerasModelPolicy(tf_policy.TFPolicy):
 
   def outputs(self, observation):
     """The named outputs of `serving_default` for a batch of observations."""
-    if self._algorithm == "paac":
-      logits, value = self._model(observation, training=False)
-      return {"action": self._select_actions(logits),
-              "probabilities": tf.nn.softmax(logits, axis=-1),
-              "value": tf.cast(value, tf.float32)}
-    q_values = self._model(observation, training=False)
-    return {"action": self._select_actions(q_values), "q_values": q_values}
-
-  def _scores(self, observation):
-    """Logits (PAAC) or Q-values (Ape-X), [B, A]."""
-    if self._algorithm == "paac":
-      logits, _ = self._model(observation, training=False)
-      return logits
-    return self._model(observation, training=False)
+    scores, others = self._algorithm.policy_scores(self._model, observation)
+    return {"action": self._select_actions(scores), **others}
 
   def _select_actions(self, scores, seed=None):
-    """int64 [B] actions: argmax, a sample of softmax(logits), or epsilon-greedy."""
+    """int64 [B] actions: argmax, a sample of softmax(scores), or epsilon-greedy."""
     greedy = tf.argmax(scores, axis=-1, output_type=tf.int64)
     if self._greedy:
       return greedy
     seeds = tfp.util.SeedStream(seed, salt="paac_tf_policy") if seed is not None else None
-    if self._algorithm == "paac":
+    if self._algorithm.exploration == "sample":
       return tf.random.categorical(scores, 1, dtype=tf.int64,
                                    seed=seeds() if seeds else None)[:, 0]
     batch = tf.shape(scores)[0]
@@ -118,7 +108,8 @@ class KerasModelPolicy(tf_policy.TFPolicy):
     return tf.where(explore, random, greedy)
 
   def _action(self, time_step, policy_state, seed=None):
-    actions = self._select_actions(self._scores(time_step.observation), seed=seed)
+    scores, _ = self._algorithm.policy_scores(self._model, time_step.observation)
+    actions = self._select_actions(scores, seed=seed)
     return policy_step.PolicyStep(actions, policy_state, ())
 
   def _distribution(self, time_step, policy_state):
@@ -130,11 +121,11 @@ class KerasModelPolicy(tf_policy.TFPolicy):
 
 
 def _num_actions(model, observation_spec, algorithm):
-  """The model's `num_actions`, else the width of its output on a zero observation."""
+  """The model's `num_actions`, else the width of its scores on a zero observation."""
   if getattr(model, "num_actions", None):
     return int(model.num_actions)
-  out = model(tf.zeros([1] + observation_spec.shape.as_list(), observation_spec.dtype))
-  return int((out[0] if algorithm == "paac" else out).shape[-1])
+  zeros = tf.zeros([1] + observation_spec.shape.as_list(), observation_spec.dtype)
+  return int(algorithm.policy_scores(model, zeros)[0].shape[-1])
 
 
 def _named_observation_spec(spec):
@@ -149,9 +140,11 @@ def _named_observation_spec(spec):
 # --- saving -------------------------------------------------------------------------------
 
 def model_name(env_name):
-  """TF Serving model name for an environment: `pong`, `space_invaders`, `cartpole_v1`."""
+  """TF Serving model name for an environment (a `names.Environment` or a name): `pong`,
+  `space_invaders`, `cartpole_v1`."""
   try:
-    game = names.resolve_atari(str(env_name))
+    game = env_name.game if isinstance(env_name, names.Environment) else (
+        names.resolve_atari(str(env_name)))
   except Exception:  # pylint: disable=broad-except
     game = None   # ale-py missing: fall back to the plain name
   if game is not None:
@@ -175,40 +168,32 @@ def refuse_existing(path):
         "Choose another --version or --export_dir." % path)
 
 
-def save_paac_policy(model, observation_spec, base_dir, version, metadata, greedy=False):
-  """Exports a PAAC actor-critic to base_dir/<version>/; returns the path.
+def save_policy(algorithm, model, observation_spec, base_dir, version, metadata, greedy=None):
+  """Exports a trained network of `algorithm` to base_dir/<version>/; returns the path.
 
   Args:
-    model: Keras model, observation batch -> (logits [B, A], value [B]); has `num_actions`.
+    algorithm: the `paac_tf.algorithms.base.Algorithm` that trained `model`.
+    model: its Keras network (with `num_actions`, or scores whose width is the actions).
     observation_spec: the environment's observation spec (ArraySpec or TensorSpec).
     base_dir: the model directory (`.../policies/<model_name>`).
     version: integer version (usually the agent step).
     metadata: JSON-serialisable dict; should hold env_name and train_step, may hold
-      operative_config (text), preprocessing (dict), run_config (dict), ...
-    greedy: argmax actions instead of sampling from the policy.
+      operative_config (text), preprocessing (dict), run_config (dict), epsilon, ...
+    greedy: argmax actions (None: `algorithm.export_greedy`). A non-greedy export of an
+      epsilon-greedy algorithm acts with `metadata['epsilon']` (required then); a greedy one
+      records a given `epsilon` (e.g. the actor's exploration) as `training_epsilon`.
   Raises:
     errors.UserError: the version exists already (nothing is written).
   """
-  return _save_policy("paac", model, observation_spec, base_dir, version, metadata,
-                      greedy=greedy, epsilon=0.0)
-
-
-def save_apex_policy(q_network, observation_spec, base_dir, version, metadata, greedy=True):
-  """Exports an Ape-X dueling Q-network to base_dir/<version>/; returns the path.
-
-  Like `save_paac_policy`; `q_network(obs)` -> q_values [B, A]. Greedy (argmax) by
-  default; with greedy=False the exported policy is epsilon-greedy with
-  `metadata['epsilon']` (required then). With greedy=True an `epsilon` in the metadata
-  (e.g. the actor's exploration epsilon) is recorded as `training_epsilon`, and the
-  metadata's `epsilon` is 0.
-  """
+  greedy = algorithm.export_greedy if greedy is None else bool(greedy)
   epsilon = (metadata or {}).get("epsilon")
-  if not greedy:
-    if epsilon is None or not 0.0 <= float(epsilon) <= 1.0:
-      raise ValueError("A non-greedy Ape-X export needs metadata['epsilon'] in [0, 1], got %r."
-                       % (epsilon,))
-  return _save_policy("apex", q_network, observation_spec, base_dir, version, metadata,
-                      greedy=greedy, epsilon=0.0 if greedy else float(epsilon))
+  if greedy or algorithm.exploration != "epsilon_greedy":
+    epsilon = 0.0
+  elif epsilon is None or not 0.0 <= float(epsilon) <= 1.0:
+    raise ValueError("A non-greedy %s export needs metadata['epsilon'] in [0, 1], got %r."
+                     % (algorithm.display_name, epsilon))
+  return _save_policy(algorithm, model, observation_spec, base_dir, version, metadata,
+                      greedy=greedy, epsilon=float(epsilon))
 
 
 class _DropKnownWarnings(logging_lib.Filter):
@@ -333,8 +318,9 @@ def _trace_and_save(algorithm, model, observation_spec, base_dir, version, metad
     if tf.io.gfile.exists(tmp):
       tf.io.gfile.rmtree(tmp)
     tf.io.gfile.rmtree(staging)
-  logging.info("Exported %s policy (%s) to %s", algorithm,
-               "greedy" if greedy else ("epsilon %g" % epsilon if algorithm == "apex"
+  logging.info("Exported %s policy (%s) to %s", algorithm.name,
+               "greedy" if greedy else ("epsilon %g" % epsilon
+                                        if algorithm.exploration == "epsilon_greedy"
                                         else "sampling"), path)
   return path
 
@@ -350,19 +336,18 @@ def _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, e
     meta["training_epsilon"] = float(meta["epsilon"])
   meta.update({
       "format_version": FORMAT_VERSION,
-      "algorithm": algorithm,
+      "algorithm": algorithm.name,
       "greedy": bool(greedy),
       "epsilon": 0.0 if greedy else float(epsilon),   # the exported policy's own epsilon
-      "action_selection": ("argmax" if greedy else
-                           "sample" if algorithm == "paac" else "epsilon_greedy"),
+      "action_selection": "argmax" if greedy else algorithm.exploration,
+      "eval_epsilon": float(algorithm.eval_epsilon(greedy)),
       "train_step": int(meta["train_step"]),
       "train_step_unit": "agent_steps",   # one agent step = frameskip frames on Atari
       "version": int(version),
       "model_name": os.path.basename(os.path.normpath(base_dir)),
       "num_actions": int(policy.action_spec.maximum) + 1,
       "observation": {"shape": [int(d) for d in obs.shape], "dtype": obs.dtype.name},
-      "outputs": (["action", "probabilities", "value"] if algorithm == "paac"
-                  else ["action", "q_values"]),
+      "outputs": list(algorithm.output_names),
       "network": meta.get("network") or getattr(policy.model, "torso_name", None),
       "exported_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
       "tensorflow_version": tf.__version__,

@@ -1,55 +1,66 @@
 """`train_eval`: the one gin-configured function behind `python -m paac_tf.train`."""
 import gin
+import tensorflow as tf
 
-from paac_tf.runtime import config
 from paac_tf import errors
+from paac_tf.algorithms import registry
+from paac_tf.envs import names
+from paac_tf.runners import validation
+from paac_tf.runtime import checks
+from paac_tf.runtime import config
 
-ALGORITHMS = ("paac", "apex")
 LAUNCHERS = ("local", "ray")
 
 
-@gin.configurable
-def train_eval(root_dir, env_name=gin.REQUIRED, total_steps=gin.REQUIRED, algorithm="paac",
-               seed=0, deterministic=False, launcher="local", ray_address=None):
-  """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`.
+def load_configurables():
+  """Registers every gin configurable of the package, so that configs can name them:
+  train_eval's (this module's) and the built-in algorithms' (each algorithm's package imports
+  what it configures: its own, the environments', the networks', the Ape-X machinery's)."""
+  registry.load_builtin()
 
-  `seed` seeds the initial weights, the action sampling and the environments; with
-  `deterministic` TensorFlow's ops are deterministic too (`enable_op_determinism`, slower
-  on some ops), so that a PAAC run with `num_workers` = 0 repeats bit for bit.
-  Ape-X runs on this machine (`launcher` 'local') or on a Ray cluster ('ray': at
+
+ENV_NAME = checks.Check("an Atari game or a gymnasium id, e.g. 'Pong' or 'CartPole-v1'",
+                        lambda v: isinstance(v, str) and bool(v), resolve=names.resolve)
+ALGORITHM = checks.Check(
+    lambda: "one of %s" % ", ".join(repr(n) for n in registry.names()),
+    lambda v: isinstance(v, str) and (v in registry.names() or ":" in v), resolve=registry.get)
+
+
+@checks.configurable()
+def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
+               total_steps: checks.Count = gin.REQUIRED,
+               algorithm: checks.allows(ALGORITHM, str) = registry.DEFAULT,
+               seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
+               ray_address=None):
+  """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
+  the run's `runtime.cadence.RunResult`.
+
+  `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
+  the initial weights, the action sampling and the environments; with `deterministic`
+  TensorFlow's ops are deterministic too (`enable_op_determinism`, slower on some ops), so
+  that a PAAC run with `num_workers` = 0 repeats bit for bit. `launcher` 'local' runs on this
+  machine; 'ray' on a Ray cluster, for the algorithms that have such a run (Ape-X: at
   `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
   """
-  from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,
                           algorithm=algorithm, seed=seed, deterministic=deterministic)
-  if launcher not in LAUNCHERS or (launcher == "ray" and algorithm != "apex"):
-    raise errors.UserError("train_eval.launcher = %r: choose 'local', or 'ray' for Ape-X (PAAC "
-                           "runs on one machine)." % (launcher,))
+  env = names.resolve(env_name)   # checked once (and by check_values): the typed value goes down
+  chosen = registry.get(algorithm)
+  if launcher not in LAUNCHERS or launcher not in chosen.launchers:
+    on_ray = [a.display_name for a in registry.algorithms() if "ray" in a.launchers]
+    raise errors.UserError("train_eval.launcher = %r: choose 'local', or 'ray' for %s%s." % (
+        launcher, " or ".join(on_ray), "" if "ray" in chosen.launchers else
+        " (%s runs on one machine)" % chosen.display_name))
   if ray_address is not None and launcher != "ray":
     raise errors.UserError("train_eval.ray_address is for train_eval.launcher = 'ray'.")
   if deterministic:
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
     tf.config.experimental.enable_op_determinism()
     tf.random.set_seed(seed)
-  if algorithm == "paac":
-    from paac_tf.runners.paac import train_loop  # pylint: disable=import-outside-toplevel
-    from paac_tf.policies import checkpoint_export  # pylint: disable=import-outside-toplevel
-    exporter = checkpoint_export.training_exporter(root_dir, env_name)
-    run = lambda: train_loop.paac_train(root_dir, env_name, int(total_steps), seed=seed,
-                                        exporter=exporter)
-  elif algorithm == "apex" and launcher == "ray":
-    from paac_tf.runners.apex import ray_launcher  # pylint: disable=import-outside-toplevel
-    run = lambda: ray_launcher.run_ray(root_dir, env_name, int(total_steps), seed=seed,
-                                       address=ray_address)
-  elif algorithm == "apex":
-    from paac_tf.runners.apex import launcher as local  # pylint: disable=import-outside-toplevel
-    run = lambda: local.run_local(root_dir, env_name, int(total_steps), seed=seed)
-  else:
-    raise errors.UserError("Unknown train_eval.algorithm %r; choose one of %s."
-                           % (algorithm, ", ".join(ALGORITHMS)))
-  result = run()  # writes operative_config.gin once the run's configuration is accepted
+  # Writes operative_config.gin once the run's configuration is accepted.
+  result = chosen.run(root_dir, env, int(total_steps), seed=seed, launcher=launcher,
+                      ray_address=ray_address)
   # Every process's bindings: the Ape-X actors' (and on Ray the learner's and replay's).
   processes = config.read_process_operative_configs(root_dir)
-  processes.update(result.pop("process_operative_configs", None) or {})
+  processes.update(result.extras.pop("process_operative_configs", None) or {})
   config.write_operative_config(root_dir, processes)
   return result

@@ -1,9 +1,9 @@
 """Gin configuration: locating files, parsing with clear errors, reading bound values,
 saving the operative config.
 
-Parsing only knows the configurables that are registered: entry points import
-`paac_tf.configurables` first. `import gin.tf` would pull in tf.estimator, so this project
-registers what gin needs itself and only imports plain `gin`.
+Parsing only knows the configurables that are registered: entry points call
+`runners.train_eval.load_configurables()` first. `import gin.tf` would pull in
+tf.estimator, so this project registers what gin needs itself and only imports plain `gin`.
 """
 import difflib
 import inspect
@@ -84,14 +84,17 @@ def configured(name, default=None):
     return default
 
 
+def signature_default(fn, parameter):
+  """The default that `fn` declares for `parameter` (None if it declares none)."""
+  default = inspect.signature(fn).parameters[parameter].default
+  return None if default is inspect.Parameter.empty else default
+
+
 def configured_or_default(fn, parameter):
   """The value of `fn`'s `parameter` under the parsed configuration: the value gin binds to
   '<fn name>.<parameter>', else the default `fn` declares. `fn`: a configurable function
   registered under its own name (e.g. `apex_actor`)."""
-  default = inspect.signature(fn).parameters[parameter].default
-  if default is inspect.Parameter.empty:
-    default = None
-  return configured("%s.%s" % (fn.__name__, parameter), default)
+  return configured("%s.%s" % (fn.__name__, parameter), signature_default(fn, parameter))
 
 
 def env_name_or_configured(env_name):

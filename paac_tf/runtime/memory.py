@@ -6,7 +6,7 @@ the traced graphs sit in reference cycles that Python's collector frees only now
 and glibc's allocator keeps freed memory in its heap instead of returning it. Measured on a
 Pong PAAC run (5M agent steps, an export every 1M, a checkpoint every 250K): RSS rose in
 steps of 15-25 MB at each export (part of its +7.5% over 30 minutes after warm-up; the
-rest was TensorFlow's, see agents/paac/agent.py and summaries.py); in the same trainer,
+rest was TensorFlow's, see algorithms/paac/agent.py and summaries.py); in the same trainer,
 `malloc_trim` right after an export returned 20 MB of its 22.
 
 `release()` runs the collector, then `malloc_trim(0)` where the C library has it (glibc);

@@ -59,6 +59,8 @@ class Progress:
     self.steps_per_second = float("nan")
     self._bar = None
     if self.tty:
+      # Lazy: tqdm.auto picks the terminal bar or the notebook widget when imported, and
+      # only a terminal or a notebook shows one.
       from tqdm import auto as tqdm_auto  # pylint: disable=import-outside-toplevel
       self._bar = tqdm_auto.tqdm(
           total=self.total_steps, initial=min(self._s0, self.total_steps), file=self.stream,

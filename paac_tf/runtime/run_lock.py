@@ -151,7 +151,7 @@ def _holder_pid(fd):
 def _describe(pid, path):
   """'process N (its command line)' if process N of this host holds `path` open, else what
   can be said of it (another host, another user)."""
-  import psutil  # pylint: disable=import-outside-toplevel
+  import psutil  # pylint: disable=import-outside-toplevel  (lazy: only to name a holder)
   try:
     process = psutil.Process(pid)
     real = os.path.realpath(path)

@@ -48,6 +48,7 @@ def import_old_gym_quietly():
   _gym_imported = True
   try:
     with contextlib.redirect_stderr(io.StringIO()):
+      # Lazy: the point of this function (its notice kept off the terminal).
       import gym  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
   except Exception:  # pylint: disable=broad-except  (tf-agents reports a missing gym itself)
     pass

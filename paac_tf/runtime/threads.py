@@ -1,5 +1,6 @@
 """TensorFlow's thread pools: capping them for processes that share the machine's cores."""
 from absl import logging
+import tensorflow as tf
 
 
 def set_tf_threads(num_threads, inter_op_threads=None):
@@ -18,7 +19,6 @@ def set_tf_threads(num_threads, inter_op_threads=None):
   inter = intra if inter_op_threads is None else int(inter_op_threads or 0)
   if not intra and not inter:
     return (0, 0)
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
   try:
     if intra:
       tf.config.threading.set_intra_op_parallelism_threads(intra)

@@ -4,7 +4,7 @@
       --run="atari.gin=results/pong_paac" --run="atari_fast.gin=results/pong_paac_fast" \
       --output_dir=results/ablation_paac
 
-Each --run is LABEL=FOLDER, a results folder written by tools/publish_run.py (its
+Each --run is LABEL=FOLDER, a results folder written by paac_tf/tools/publish_run.py (its
 summaries.csv, run_info.json and, if present, eval.json). Writes into --output_dir:
   <game>.png   (or <name>.png, --name) the training average return (last 100 episodes)
                against frames and against wall minutes, one curve per run;
@@ -33,8 +33,9 @@ from typing import List, Optional
 from absl import flags
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.algorithms import registry
 from paac_tf.tools import compare
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 from paac_tf.tools import seed_curves
@@ -74,7 +75,7 @@ def read_series(folder, tags):
   path = os.path.join(folder, "summaries.csv")
   if not os.path.exists(path):
     raise errors.UserError("%s has no summaries.csv: publish the run with "
-                           "tools/publish_run.py first." % folder)
+                           "paac_tf/tools/publish_run.py first." % folder)
   by_tag = {tag: {} for tag in tags}
   with open(path, newline="", encoding="utf-8") as f:
     for row in csv.DictReader(f):
@@ -188,7 +189,7 @@ def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
     group = []
     if mine is not None and run_labels.is_headline_config(mine.config):
       chosen = seed_runs.by_seed(found, game, mine.config, budget_steps,
-                                 mine.algorithm or "paac").runs
+                                 mine.algorithm or registry.DEFAULT).runs
       if chosen.get(mine.seed) is not mine:       # this folder stands for its seed
         chosen[mine.seed] = mine
       group = [chosen[s] for s in sorted(chosen)]
@@ -285,8 +286,10 @@ def markdown(game, rows, thresholds, budget_frames, command="python -m paac_tf.t
 
 
 def plot(game, groups, thresholds, path):
+  # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, (ax_f, ax_w) = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
   colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

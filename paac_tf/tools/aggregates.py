@@ -24,6 +24,7 @@ import dataclasses
 import warnings
 
 import numpy as np
+from absl import logging
 
 SEED = 0
 REPS = 10000          # bootstrap replications of the IQM and median intervals
@@ -43,6 +44,8 @@ class Estimate:
 
 
 def _rliable():
+  # Lazy: rliable (the [plot] extra; with arch and pandas, seconds to import) loads only for the
+  # bootstrap intervals.
   from rliable import library as rly  # pylint: disable=import-outside-toplevel
   from rliable import metrics  # pylint: disable=import-outside-toplevel
   return rly, metrics
@@ -66,7 +69,6 @@ def _estimates(score_dict, func, reps, seed, task_bootstrap=False):
   StratifiedBootstrap.update_indices): that generator is seeded for the call and put back
   as it was after it. Quiet: rliable's INFO lines and arch's FutureWarning (the way rliable
   hands it the RandomState is deprecated in arch 7)."""
-  from absl import logging  # pylint: disable=import-outside-toplevel
   rly, _ = _rliable()
   verbosity = logging.get_verbosity()
   logging.set_verbosity(logging.WARNING)

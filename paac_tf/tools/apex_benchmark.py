@@ -22,7 +22,7 @@ precision and batch size. Otherwise, in order:
    own: observations per CPU second. With the emulator's per CPU second, the actor's
    serial bound 1 / (1/emulator + 1/act): what an actor could do per CPU second if it
    wrote nothing to the replay.
-2. A replay server runs as its own process (`python -m paac_tf.apex_replay`) with the
+2. A replay server runs as its own process (`python -m paac_tf.commands.apex_replay`) with the
    run's tables, except that its rate limiter never blocks (actors and learner are
    measured at full speed).
    The actor's replay writes alone (n-step transitions, initial priorities,
@@ -31,7 +31,7 @@ precision and batch size. Otherwise, in order:
    second. With the two above, the actor's full serial bound
    1 / (1/emulator + 1/act + 1/write): the most an actor doing these three in series
    could do per CPU second.
-3. `num_actors` actor processes (`python -m paac_tf.apex_actor`) write for
+3. `num_actors` actor processes (`python -m paac_tf.commands.apex_actor`) write for
    `actor_seconds`: agent steps/s and frames/s (from their reports; 4 frames a step on
    Atari), inserts/s (the server's count), agent steps per actor CPU second, the replay
    server's resident memory per stored transition (RSS growth / items added; nothing is
@@ -140,6 +140,8 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
     raise TypeError("Unknown measurement durations: %s" % ", ".join(sorted(unknown)))
   durations.update({k: float(v) for k, v in seconds.items()})
   if num_actors is None:
+    # Lazy: TensorFlow and the Ape-X modules load only when a measurement runs (--help and flag
+    # errors stay fast).
     from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
     num_actors = int(config.configured_or_default(launcher.run_local, "num_actors"))
   results = run(int(num_actors), learner_with_actors=learner_with_actors, **durations)
@@ -220,6 +222,8 @@ class _Observer:
   """Reads the server's insert count and drains the actors' reports."""
 
   def __init__(self, client):
+    # Lazy: TensorFlow and the Ape-X modules load only when a measurement runs (--help and flag
+    # errors stay fast).
     from paac_tf.runners.apex import actor_reports  # pylint: disable=import-outside-toplevel
     from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
     self.client = client
@@ -236,19 +240,23 @@ class _Observer:
 def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator_seconds=20.0,
         act_seconds=20.0, write_seconds=20.0, learner_with_actors=False):
   """Runs the measurements under the parsed gin config; returns a dict of results."""
+  # Lazy: TensorFlow and the Ape-X modules load only when a measurement runs (--help and flag errors
+  # stay fast).
   from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
   # The learner runs in this process: its TF threads as the config sets them (before TF
   # starts; in a process where TF already runs they stay as they are, reported as None).
   pools = threads.set_tf_threads(measurements.learner_setting("tf_threads"),
                                  measurements.learner_setting("tf_inter_op_threads"))
+  # Lazy: (as above) TensorFlow's modules, after the learner's TF threads are set.
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = actor.environment_specs(env_name)
+  observation_spec, num_actions = environment.specs(env_name)
   layout = replay_layout.ReplayLayout(observation_spec)
   frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
   item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size
@@ -272,7 +280,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   address = "127.0.0.1:%d" % port
   no_limit = ["apex_replay.learning_starts = 1", "apex_replay.error_buffer = 1e15"]
   server = subprocess.Popen(
-      [sys.executable, "-m", "paac_tf.apex_replay", "--port=%d" % port,
+      [sys.executable, "-m", "paac_tf.commands.apex_replay", "--port=%d" % port,
        "--gin_file=%s" % config_file, "--checkpoint_dir=%s" % os.path.join(work_dir, "ckpt")]
       + ["--gin_bindings=%s" % b for b in no_limit],
       stdout=open(os.path.join(work_dir, "replay.log"), "wb"), stderr=subprocess.STDOUT,
@@ -298,7 +306,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
     base_rss = measurements.rss(server.pid)
 
     actors = launcher.ActorProcesses(work_dir, address, num_actors, config_file, seed=0,
-                                     max_restarts=0)
+                                     algorithm=family.configured(), max_restarts=0)
     actors.start()
     observer = _Observer(client)
     # Warm-up: every actor reports (TF started, first weights fetched, writing).

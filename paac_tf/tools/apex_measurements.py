@@ -8,11 +8,13 @@ learner settings.
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 
 import numpy as np
+import psutil
 
 from paac_tf import errors
 from paac_tf.runtime import config
@@ -20,25 +22,28 @@ from paac_tf.runtime import config
 
 def parse_gin(gin_files, gin_bindings):
   """Registers the project's configurables (as every entry point does), then parses."""
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  # Lazy: the configurables' modules load TensorFlow; only the measurements need it.
+  from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
+  train_eval.load_configurables()
   return config.parse(gin_files, gin_bindings)
 
 
 def actor_setting(parameter):
   """`apex_actor`'s `parameter` under the parsed config: bound, else its default."""
+  # Lazy: the configurables' modules load TensorFlow; only the measurements need it.
   from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
   return config.configured_or_default(actor.apex_actor, parameter)
 
 
 def learner_setting(parameter):
   """`apex_learner`'s `parameter` under the parsed config: bound, else its default."""
+  # Lazy: the configurables' modules load TensorFlow; only the measurements need it.
   from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel
   return config.configured_or_default(learner.apex_learner, parameter)
 
 
 def rss(pid):
   """Resident memory of a live process, bytes."""
-  import psutil  # pylint: disable=import-outside-toplevel
   return psutil.Process(pid).memory_info().rss
 
 
@@ -56,7 +61,6 @@ def peak_rss(pid):
 
 def cpu_seconds(pids):
   """User + system CPU seconds of these processes and their children so far."""
-  import psutil  # pylint: disable=import-outside-toplevel
   total = 0.0
   for pid in pids:
     try:
@@ -71,7 +75,6 @@ def cpu_seconds(pids):
 
 def own_peak_rss():
   """Peak resident memory of this process, bytes."""
-  import resource  # pylint: disable=import-outside-toplevel
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -87,6 +90,8 @@ def tail(path, lines=5):
 
 def emulator(env_name, seconds):
   """The actors' batched environment alone, random actions: agent steps/s on one core."""
+  # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
+  # benchmark's driver does not load TensorFlow.
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   num_envs = int(actor_setting("num_envs"))
   num_workers = int(actor_setting("num_workers"))
@@ -146,14 +151,17 @@ def _in_subprocess(worker, args, work_dir, name, what):
 
 def act_worker(config_file, seconds, out):
   seconds = float(seconds)
+  # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
+  # benchmark's driver does not load TensorFlow.
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   threads.set_tf_threads(int(actor_setting("tf_threads")))
+  # Lazy: TensorFlow after its threads are set (above).
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   num_envs = int(actor_setting("num_envs"))
-  observation_spec, num_actions = actor.environment_specs(config.env_name_or_configured(None))
+  observation_spec, num_actions = environment.specs(config.env_name_or_configured(None))
   network = dueling_q.build_q_network(num_actions, observation_spec)
   q_function = tf.function(network).get_concrete_function(
       tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
@@ -179,15 +187,16 @@ def write_worker(config_file, address, seconds, out, recorded_steps=200):
   actor's environments recorded beforehand with random actions and replayed in passes,
   each pass a fresh episode (new writer and n-step builder)."""
   seconds = float(seconds)
+  # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
+  # benchmark's driver does not load TensorFlow.
   import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import n_step  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import priorities  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import n_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import priorities  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = actor.environment_specs(env_name)
+  observation_spec, num_actions = environment.specs(env_name)
   layout = replay_layout.ReplayLayout(observation_spec)
   num_envs = int(actor_setting("num_envs"))
   chunk_length = int(actor_setting("chunk_length"))
@@ -237,8 +246,10 @@ def learner(address, layout, network, num_actions, observation_spec, seconds,
   """Batches/s of the compiled step sampling from Reverb, then of the step alone; samples
   per CPU second of this process (TF's pools, the sampling pipeline's and the priority
   writes' threads; not the replay server's)."""
+  # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
+  # benchmark's driver does not load TensorFlow.
   import reverb  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import sampling  # pylint: disable=import-outside-toplevel
@@ -320,11 +331,14 @@ def learner_step_rates(config_file, work_dir, batch_sizes, networks, precisions,
 
 def learner_step_worker(config_file, spec, out):
   spec = json.loads(spec)
+  # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
+  # benchmark's driver does not load TensorFlow.
   from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   pools = threads.set_tf_threads(spec["intra"], spec["inter"])
+  # Lazy: TensorFlow after its threads are set (above).
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.tools import precision_measurements  # pylint: disable=import-outside-toplevel

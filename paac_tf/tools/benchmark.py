@@ -47,8 +47,10 @@ import sys
 import time
 
 from absl import flags
+from gin import config_parser
 
 from paac_tf import errors
+from paac_tf.runtime import config
 from paac_tf.tools import ablation
 from paac_tf.tools import benchmark_parts
 from paac_tf.tools import benchmark_tables
@@ -111,8 +113,6 @@ def config_settings(gin_file):
   """{game, num_envs, num_workers, t_max} as the PAAC config `gin_file` binds them (its
   includes read first). Read with gin's parser alone, not its registry: this process does
   not import TensorFlow. UserError if the config lacks one of them."""
-  from gin import config_parser  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   bound = {}
 
   def read(name, including_dir=None):
@@ -145,18 +145,24 @@ def _peak_rss_mb():
 
 def part_apex(game, quick, gin_file="apex_atari.gin", **overrides):
   """Ape-X: see paac_tf/tools/apex_benchmark.py (overrides: num_actors, *_seconds)."""
+  # Lazy: a part's module (TensorFlow, Reverb, TF-Agents) loads only in the subprocess that runs the
+  # part.
   from paac_tf.tools import apex_benchmark  # pylint: disable=import-outside-toplevel
   return apex_benchmark.measure(quick=quick, game=game, gin_file=gin_file, **overrides)
 
 
 def part_precision(**kwargs):
   """bfloat16 against float32: see paac_tf/tools/precision_measurements.py."""
+  # Lazy: a part's module (TensorFlow, Reverb, TF-Agents) loads only in the subprocess that runs the
+  # part.
   from paac_tf.tools import precision_measurements  # pylint: disable=import-outside-toplevel
   return precision_measurements.part_precision(**kwargs)
 
 
 def part_tf_agents(**kwargs):
   """The TF-Agents baseline: see paac_tf/tools/tf_agents_baseline.py."""
+  # Lazy: a part's module (TensorFlow, Reverb, TF-Agents) loads only in the subprocess that runs the
+  # part.
   from paac_tf.tools import tf_agents_baseline  # pylint: disable=import-outside-toplevel
   return tf_agents_baseline.part_tf_agents(**kwargs)
 

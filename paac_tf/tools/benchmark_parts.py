@@ -36,8 +36,10 @@ def random_steps(env, seed=0):
 
 def paac_agent(network, jit=False, precision="float32", num_actions=6):
   """A PaacAgent for Atari observations (84, 84, 4) with `network` in `precision`."""
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from tf_agents.specs import array_spec  # pylint: disable=import-outside-toplevel
-  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
   spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
   model = actor_critic.build_actor_critic(num_actions, spec, torso=network,
@@ -48,8 +50,10 @@ def paac_agent(network, jit=False, precision="float32", num_actions=6):
 def _aligned(shape, observations=None):
   """An aligned uint8 array of `shape` (the loop's, shared with tensors): `observations`,
   or random frames."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
-  obs = rollout.aligned_empty(shape, np.uint8)
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
+  obs = tensor_views.aligned_empty(shape, np.uint8)
   obs[...] = (np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
               if observations is None else observations)
   return obs
@@ -59,10 +63,13 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   """A callable running one rollout's action selections on a batch (`observations`
   [num_envs, 84, 84, 4], else random) as the loop calls them (concrete functions, the
   observations in an aligned array shared with the tensor, each output read through
-  `rollout.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
+  `tensor_views.numpy_view`): where the agent stores activations, `act_packed` at step 0 and
   `act_stored` at steps 1..t_max-1, whose outputs are kept for the update; else `act_packed`
   t_max times. Returns the number of observations."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   obs = _aligned((num_envs, 84, 84, 4), observations)
   act = rollout.concrete_function(agent.act_packed, obs)
   stores = getattr(agent, "stores_activations", False) and t_max > 1
@@ -70,11 +77,11 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   acted = [None] * (t_max - 1)
 
   def calls():
-    packed = rollout.numpy_view(act(rollout.as_tensor(obs)))
+    packed = tensor_views.numpy_view(act(tensor_views.as_tensor(obs)))
     packed[:, 0].astype(np.int64)
     for t in range(t_max - 1):
-      acted[t] = act_stored(rollout.as_tensor(obs))
-      rollout.numpy_view(acted[t])[:, 0].astype(np.int64)
+      acted[t] = act_stored(tensor_views.as_tensor(obs))
+      tensor_views.numpy_view(acted[t])[:, 0].astype(np.int64)
     return t_max * num_envs
   return calls
 
@@ -84,7 +91,10 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   activations, else `train_packed`) on a rollout of t_max steps from num_envs envs
   (`observations` [t_max, num_envs, 84, 84, 4] and `rewards`, else random), as the loop
   calls it (the observations shared, as `act_calls`); returns the number of samples."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
   rewards = rng.choice([-1.0, 0.0, 1.0], shape) if rewards is None else rewards
@@ -95,10 +105,10 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   if getattr(agent, "stores_activations", False) and t_max > 1:
     acted = tuple(agent.act_stored(obs[t]) for t in range(1, t_max))
     train = rollout.concrete_function(agent.train_stored, obs, *rest, *acted)
-    arguments = lambda: (rollout.as_tensor(obs),) + rest + acted
+    arguments = lambda: (tensor_views.as_tensor(obs),) + rest + acted
   else:
     train = rollout.concrete_function(agent.train_packed, obs, *rest)
-    arguments = lambda: (rollout.as_tensor(obs),) + rest
+    arguments = lambda: (tensor_views.as_tensor(obs),) + rest
 
   def call():
     train(*arguments()).numpy()
@@ -110,7 +120,9 @@ def loop_on(env, agent, t_max, overlap_learner=False):
   """(runner, update): the training loop's `RolloutRunner` on `env`; `update()` runs one
   update and returns its agent steps. Call `runner.start()` after stepping `env` outside
   the runner."""
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
 
   def update():
@@ -121,7 +133,9 @@ def loop_on(env, agent, t_max, overlap_learner=False):
 
 def _loop(game, num_envs, num_workers, t_max, network, num_groups=1, overlap_learner=False):
   """(env, agent, runner, update): the training loop on a fresh agent."""
-  from paac_tf.agents.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
+  from paac_tf.algorithms.paac import agent as agent_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import actor_critic  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, num_workers, 0, num_groups=num_groups)
@@ -137,6 +151,8 @@ def _loop(game, num_envs, num_workers, t_max, network, num_groups=1, overlap_lea
 
 # --- parts (each runs in a fresh subprocess) -------------------------------------------
 def part_env(game, backend, num_envs, num_workers, seconds):
+  # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
+  # imports this module.
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, num_workers, 0, atari_backend=backend)
   env.reset()

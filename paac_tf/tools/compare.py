@@ -20,6 +20,8 @@ import os
 import shlex
 import sys
 
+from absl import flags
+
 from paac_tf import errors
 from paac_tf.tools import results_table
 from paac_tf.tools import run_results
@@ -84,14 +86,12 @@ def command_line(argv=None, module="paac_tf.tools.compare"):
 # --- command line -------------------------------------------------------------------------
 
 def _define_flags():
-  from absl import flags  # pylint: disable=import-outside-toplevel
   flags.DEFINE_string("output", None, "Also write the markdown here (e.g. results/README.md).")
   flags.DEFINE_boolean("overwrite", False, "Replace --output even if this tool did not "
                        "generate it.")
 
 
 def main(argv):
-  from absl import flags  # pylint: disable=import-outside-toplevel
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   paths = argv[1:]
   if not paths:

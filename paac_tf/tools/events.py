@@ -12,6 +12,7 @@ TensorFlow is imported only when event files are read.
 """
 import bisect
 import contextlib
+import csv
 import dataclasses
 import fnmatch
 import json
@@ -22,6 +23,7 @@ from typing import Dict, List, Optional, Tuple
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 
 EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
@@ -259,7 +261,7 @@ def run_label(run_config, root):
   algorithm = (run_config or {}).get("algorithm")
   parts = [str(env)] if env else []
   if algorithm:
-    parts.append(str(algorithm).replace("apex", "Ape-X").replace("paac", "PAAC"))
+    parts.append(registry.display_name(str(algorithm)))
   return " ".join(parts) if parts else os.path.basename(os.path.normpath(root))
 
 
@@ -267,6 +269,8 @@ def run_label(run_config, root):
 
 def _read_file(path):
   """(per-tag points in file order, (first, last) wall time, truncated) of one file."""
+  # Lazy: TensorFlow (seconds to import) loads only to read event files; the tools that read results
+  # folders (CSV, JSON) run without it.
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   points = {}
   plugins = {}
@@ -296,6 +300,8 @@ def _read_file(path):
 def _summary_iterator(tf, path):
   """tf.compat.v1.train.summary_iterator without its deprecation warning."""
   try:
+    # Lazy: a private TensorFlow module, only to silence a deprecation; absent from other TF
+    # versions (ImportError).
     from tensorflow.python.util import deprecation  # pylint: disable=import-outside-toplevel
     silence = deprecation.silence()
   except (ImportError, AttributeError):
@@ -355,7 +361,6 @@ def read_run_events(directory):
 
 def write_csv(run_events, path):
   """Writes `step,wall_time,tag,value` rows (by tag, then step); returns the row count."""
-  import csv  # pylint: disable=import-outside-toplevel
   directory = os.path.dirname(os.path.abspath(path))
   os.makedirs(directory, exist_ok=True)
   tmp = path + ".tmp"

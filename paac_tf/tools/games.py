@@ -19,7 +19,7 @@ import os
 import statistics
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import aggregates
 from paac_tf.tools import report_cli
 from paac_tf.tools import results_table as rt

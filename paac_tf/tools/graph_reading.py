@@ -27,6 +27,7 @@ import dataclasses
 import os
 
 import numpy as np
+from absl import flags
 
 from paac_tf import errors
 
@@ -48,6 +49,7 @@ class Frame:
 def load(path):
   """The image as an int array rows x columns x 3 (RGB)."""
   try:
+    # Lazy: Pillow may be missing: the UserError below says how to install it.
     from PIL import Image  # pylint: disable=import-outside-toplevel
   except ImportError:
     raise errors.UserError("Reading a graph needs Pillow (pip install pillow).") from None
@@ -168,7 +170,6 @@ def _pair(text, name):
 
 
 def _define_flags():
-  from absl import flags  # pylint: disable=import-outside-toplevel
   flags.DEFINE_string("x_range", None, "LOW,HIGH: x at the frame's left and right edges.")
   flags.DEFINE_string("y_range", None, "LOW,HIGH: y at the frame's bottom and top edges.")
   flags.DEFINE_list("at", [], "x values to read the curve at.")
@@ -176,7 +177,6 @@ def _define_flags():
 
 
 def main(argv):
-  from absl import flags  # pylint: disable=import-outside-toplevel
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) != 2:
     raise errors.UserError("Give one image, e.g. `python -m paac_tf.tools.graph_reading "

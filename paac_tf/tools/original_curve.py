@@ -8,7 +8,7 @@ r"""Our atari.gin run beside the original code's published learning curve (Qbert
 (paac_tf/tools/graph_reading.py; results/qbert_original/README.md says how they were read):
 its x is the original's global step, which counts one step per environment step (paac.py
 adds 1 per emulator per step), the same unit as our agent steps (4 frames each). --run: our
-results folder (tools/publish_run.py), its summaries.csv and its evaluations.
+results folder (paac_tf/tools/publish_run.py), its summaries.csv and its evaluations.
 
 Writes into --output_dir:
   comparison.md   per read global step: the original's value and the extents of its line and
@@ -27,8 +27,10 @@ Without the run (not yet published) the table has the original's values only.
 import os
 import sys
 
+from absl import flags
+
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import ablation
 from paac_tf.tools import compare
 from paac_tf.tools import graph_reading
@@ -113,8 +115,10 @@ def paragraph_stub(rows):
 
 
 def plot(rows, curve, path, label):
+  # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, ax = plt.subplots(figsize=(8, 4.8))
   if curve is not None:
@@ -167,7 +171,6 @@ def report(original_csv, run_folder, output_dir, command):
 # --- command line -------------------------------------------------------------------------
 
 def _define_flags():
-  from absl import flags  # pylint: disable=import-outside-toplevel
   flags.DEFINE_string("run", "results/qbert_paac_reference", "Our results folder.")
   flags.DEFINE_string("original", "results/qbert_original/original_curve.csv",
                       "The values read off the original's graph (graph_reading's CSV).")
@@ -175,7 +178,6 @@ def _define_flags():
 
 
 def main(argv):
-  from absl import flags  # pylint: disable=import-outside-toplevel
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) != 1:
     raise errors.UserError("No positional arguments: give --run, --original, --output_dir.")

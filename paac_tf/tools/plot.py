@@ -19,8 +19,10 @@ import os
 import sys
 from typing import List, Optional
 
+from absl import flags
+
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import results_table
 from paac_tf.tools import run_results
@@ -151,8 +153,10 @@ def plot(curves, output, x="both", title=None):
   if x not in X_CHOICES:
     raise errors.UserError("--x must be one of %s, got %r." % (", ".join(X_CHOICES), x))
   try:
+    # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
     import matplotlib  # pylint: disable=import-outside-toplevel
     matplotlib.use("Agg")
+    # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
     import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
     from matplotlib import ticker  # pylint: disable=import-outside-toplevel
   except ImportError:
@@ -213,7 +217,6 @@ def default_title(curves):
 # --- command line -------------------------------------------------------------------------
 
 def _define_flags():
-  from absl import flags  # pylint: disable=import-outside-toplevel
   flags.DEFINE_string("output", None, "The figure to write (e.g. curve.png).")
   flags.DEFINE_enum("x", "both", list(X_CHOICES), "x axis: frames, wall_time, or both "
                     "(two panels).")
@@ -223,7 +226,6 @@ def _define_flags():
 
 
 def main(argv):
-  from absl import flags  # pylint: disable=import-outside-toplevel
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   paths = argv[1:]
   if not paths:

@@ -53,6 +53,7 @@ def atari_frames(game, num_envs, steps, warmup_steps=100, seed=0):
   """Observations [steps, num_envs, 84, 84, 4], clipped rewards and step types
   [steps, num_envs] of the vector env played with random actions, after `warmup_steps`
   (the frames of a game's first moments look alike)."""
+  # Lazy: in the 'precision' part's own process; benchmark.py's process does not load TensorFlow.
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment(game, num_envs, 0, seed)
   rng = np.random.default_rng(seed)
@@ -75,6 +76,7 @@ def replay_sample(observations, rewards, step_types, num_actions, batch_size, se
   """A reverb.ReplaySample of `batch_size` 3-step items as the replay stores them
   (replay_layout: frames t-3 .. t+3, transition (a, R, D, 3)), from windows of the
   observations that stay inside one episode; uniform sampling probabilities."""
+  # Lazy: in the 'precision' part's own process; benchmark.py's process does not load TensorFlow.
   import reverb  # pylint: disable=import-outside-toplevel
   steps, num_envs = rewards.shape
   rng = np.random.default_rng(seed)
@@ -100,7 +102,8 @@ def replay_sample(observations, rewards, step_types, num_actions, batch_size, se
 
 
 def _learner_step(num_actions, observation_spec, precision, weights=None):
-  from paac_tf.agents.apex import learner_step  # pylint: disable=import-outside-toplevel
+  # Lazy: in the 'precision' part's own process; benchmark.py's process does not load TensorFlow.
+  from paac_tf.algorithms.apex import learner_step  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   online, target = (dueling_q.build_q_network(num_actions, observation_spec,
@@ -147,10 +150,11 @@ def _alternating(pairs, num_rounds, seconds):
 def part_precision(game, num_envs, t_max, apex_batch_size, apex_act_batch_size, num_rounds,
                    seconds, networks=("arch_nips", "arch_nature")):
   """The speed ratios and the priorities' agreement (see the module docstring)."""
+  # Lazy: in the 'precision' part's own process; benchmark.py's process does not load TensorFlow.
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import precision as precision_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   steps = max(t_max, -(-apex_batch_size // num_envs) + N_STEP + 2)
   observations, rewards, step_types, num_actions = atari_frames(game, num_envs, steps)
   spec = tf.TensorSpec(observations.shape[2:], tf.uint8)

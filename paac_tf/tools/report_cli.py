@@ -11,13 +11,14 @@ replaced only with --overwrite, and that is checked before anything is computed.
 import os
 import sys
 
+from absl import flags
+
 from paac_tf import errors
 from paac_tf.tools import aggregates
 from paac_tf.tools import compare
 
 
 def define_flags():
-  from absl import flags  # pylint: disable=import-outside-toplevel
   flags.DEFINE_string("output", None, "Write the markdown here (e.g. results/games.md).")
   flags.DEFINE_boolean("overwrite", False, "Replace --output even if this tool did not "
                        "generate it.")
@@ -26,7 +27,6 @@ def define_flags():
 
 def main(argv, module, marker, build):
   """Runs a report: build(results_dir, command, output or None, reps) -> markdown."""
-  from absl import flags  # pylint: disable=import-outside-toplevel
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) != 2 or not os.path.isdir(argv[1]):
     raise errors.UserError("Give one results directory, e.g. `python -m %s results "

@@ -11,7 +11,7 @@ import os
 import statistics
 import urllib.parse
 
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 from paac_tf.tools import run_results

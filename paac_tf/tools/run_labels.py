@@ -1,6 +1,6 @@
 """Which config made a run (a short label), and which results folders are archived.
 
-A run's config label is its run_info.json's "config" when it has one (tools/publish_run.py
+A run's config label is its run_info.json's "config" when it has one (paac_tf/tools/publish_run.py
 --config; e.g. a run made with atari.gin plus bindings equal to atari_fast.gin's is
 labelled "atari_fast.gin"); else it is derived from the run's command: its --gin_file
 names, then its --gin_bindings as `parameter=value`, leaving out the bindings that only set
@@ -30,7 +30,7 @@ IGNORED_BINDINGS = ("train_eval.total_steps", "train_eval.env_name", "train_eval
                     "paac_train.stop_at_average_return", "apex_learner.stop_at_average_return")
 IGNORED_PARAMETERS = ("root_dir",)
 ARCHIVE_DIR = "archive"
-# The newest checkpoints and summaries of unfinished campaign runs (tools/campaign.py save):
+# The newest checkpoints and summaries of unfinished campaign runs (paac_tf/tools/campaign.py save):
 # runs to resume, not results; left out like the archive, and listed nowhere.
 STATE_DIR = "campaign_state"
 SEPARATOR = " + "

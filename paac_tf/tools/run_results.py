@@ -30,7 +30,9 @@ from typing import List, Optional
 from absl import logging
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.algorithms import registry
+from paac_tf.envs import names
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 
@@ -41,7 +43,6 @@ RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", 
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
 _EVAL_NAME = re.compile(r"^(?:.*[._-])?eval(?:[._-].*)?\.json$")
-_ALGORITHM_NAMES = {"paac": "PAAC", "apex": "Ape-X"}
 
 
 @dataclasses.dataclass
@@ -128,14 +129,15 @@ class RunResult:
 def algorithm_name(algorithm):
   if not algorithm:
     return ""
-  return _ALGORITHM_NAMES.get(str(algorithm).lower(), str(algorithm))
+  name = str(algorithm)
+  shown = registry.display_name(name.lower())
+  return name if shown == name.lower() else shown
 
 
 def is_atari(env_name):
   if not env_name:
     return False
   try:
-    from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
     return names.resolve_atari(str(env_name)) is not None
   except Exception:  # pylint: disable=broad-except  (ale-py missing: use the tables)
     return ref.game_key(env_name) is not None

@@ -1,6 +1,6 @@
 """The results folders of one game and config, one run per training seed.
 
-A results folder (written by tools/publish_run.py) holds a run of game G (run_info.json's
+A results folder (written by paac_tf/tools/publish_run.py) holds a run of game G (run_info.json's
 env_name), config C (run_labels.config_of: run_info's "config", else derived from its
 command) and seed S (its operative_config.gin's `train_eval.seed`; 0, the default, where the
 file does not bind it), and its evaluations (run_results reads them: eval.json,
@@ -23,7 +23,8 @@ import re
 from typing import Dict, List, Optional
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.algorithms import registry
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
 from paac_tf.tools import run_results
@@ -90,7 +91,7 @@ def started(folder):
 
 def _published_folders(top):
   """Folders under `top` (not in an archive/ below it) with a summaries.csv and a
-  run_info.json: the results folders tools/publish_run.py writes (not, e.g., a run
+  run_info.json: the results folders paac_tf/tools/publish_run.py writes (not, e.g., a run
   directory's saved state: results/campaign_state/)."""
   for dirpath, _, filenames in events.walk(top):
     if (SUMMARIES_CSV in filenames and run_results.RUN_INFO in filenames and
@@ -149,7 +150,7 @@ class SeedGroup:
   short: List[SeedRun]                      # stopped before the budget
 
 
-def by_seed(runs, game, config, budget_steps, algorithm="paac"):
+def by_seed(runs, game, config, budget_steps, algorithm=registry.DEFAULT):
   """SeedGroup of the runs of `game` (any spelling ref.game_key knows) and `config` (the
   exact label) of `algorithm`, at a budget of `budget_steps` agent steps."""
   game = ref.game_key(game) or game

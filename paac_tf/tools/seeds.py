@@ -14,7 +14,7 @@ and the probability that atari_fast.gin improves on atari.gin, from rliable
 (paac_tf/tools/aggregates.py). The curves (seeds/curves.png beside --output): the training
 average against frames, the mean over seeds with a min-max band, one panel per game.
 Its last section: frames, minutes and agent steps/s to a training average of 18 of the Pong
-run made alone (results/pong_paac_fast_alone, tools/campaign.py's item 27.6).
+run made alone (results/pong_paac_fast_alone, paac_tf/tools/campaign.py's item 27.6).
 """
 import dataclasses
 import os
@@ -22,7 +22,7 @@ import statistics
 from typing import Optional
 
 from paac_tf import errors
-from paac_tf import reference_scores as ref
+from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import ablation
 from paac_tf.tools import aggregates
 from paac_tf.tools import report_cli
@@ -189,8 +189,10 @@ def alone_lines(results_dir, score=ALONE_SCORE, name=ALONE_FOLDER):
 
 
 def plot(table, path):
+  # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, axes = plt.subplots(1, len(GAMES), figsize=(6.2 * len(GAMES), 4.6), squeeze=False)
   for ax, game in zip(axes[0], GAMES):
@@ -217,7 +219,7 @@ def report(results_dir, command, link_base, png_path=None, reps=aggregates.REPS,
   table = {(g, c): seed_scores(runs, g, c) for g in GAMES for c in CONFIGS}
   lines = ["%s with `%s`: do not edit by hand; rerun the command." % (MARKER, command), "",
            "# Seeds: atari.gin and atari_fast.gin on Pong and Breakout at 10M frames", "",
-           "%d seeds planned per game and config (tools/campaign.py, results/CAMPAIGN.md); "
+           "%d seeds planned per game and config (paac_tf/tools/campaign.py, results/CAMPAIGN.md); "
            "the existing seed-0 runs count as one. Training average: the last 100 training "
            "episodes at the last summary at or before 2.5M agent steps (10M frames), from "
            "summaries.csv. Evaluation: the policy trained 2.5M agent steps, 30 no-op starts "

@@ -31,6 +31,8 @@ from paac_tf.tools import benchmark_parts
 
 def baseline_env_constructor(gymnasium_id, seed):
   """One environment of the baseline (a top-level function: its partials pickle)."""
+  # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+  # the imports).
   from paac_tf.envs import atari_portable
   from paac_tf.envs import gym_adapter
   return gym_adapter.GymnasiumPyEnvironment(
@@ -40,6 +42,8 @@ def baseline_env_constructor(gymnasium_id, seed):
 def parallel_env(game, num_envs, seed=0):
   """TF-Agents' `ParallelPyEnvironment` over `num_envs` baseline environments of `game`,
   started in parallel (one process each)."""
+  # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+  # the imports).
   from tf_agents.environments import parallel_py_environment
   from tf_agents.system.default import multiprocessing_core
   from paac_tf.envs import names
@@ -56,6 +60,8 @@ class DriverLoop:
   docstring). `update()` collects one rollout, trains on it, returns its agent steps."""
 
   def __init__(self, py_env, agent, t_max):
+    # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+    # the imports).
     import tensorflow as tf
     from tf_agents.drivers import dynamic_step_driver
     from tf_agents.environments import tf_py_environment
@@ -79,6 +85,8 @@ class DriverLoop:
 
   def _train(self, final_observation):
     """gather_all -> the train step's time-major arguments -> PaacAgent's train."""
+    # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+    # the imports).
     import tensorflow as tf
     from tf_agents.trajectories import time_step as ts
     # [B, T, ...] -> [T, B, ...]; T = t_max, the buffer's length (a run takes at least
@@ -111,6 +119,8 @@ class DriverLoop:
 
 def _paac_policy(tf_env, agent):
   """A TF-Agents TFPolicy that acts with `agent.act` and emits V(s) as its policy info."""
+  # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+  # the imports).
   import tensorflow as tf
   from tf_agents.policies import tf_policy
   from tf_agents.trajectories import policy_step
@@ -135,7 +145,9 @@ def part_tf_agents(game, num_envs, num_workers, t_max, num_rounds, seconds,
   """The baseline and this project's environments and loop, in alternating segments of
   `seconds` for `num_rounds` rounds (see the module docstring): each round's rates
   (agent steps/s) and ratios, and their medians."""
-  from paac_tf.agents.paac import agent as agent_lib
+  # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
+  # the imports).
+  from paac_tf.algorithms.paac import agent as agent_lib
   from paac_tf.envs import environment
   from paac_tf.networks import actor_critic
   started = time.monotonic()

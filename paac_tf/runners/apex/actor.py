@@ -1,17 +1,21 @@
-"""An Ape-X actor: a batch of environments, epsilon-greedy on a local network copy,
-n-step transitions with initial priorities, written to the Reverb replay.
+"""An Ape-X actor: a batch of environments, the algorithm's acting on a local network copy
+(Ape-X's: epsilon-greedy, algorithms/apex/acting.py), n-step transitions with initial
+priorities, written to the Reverb replay.
 
-Run as a program of its own by `python -m paac_tf.apex_actor` (the one-machine launcher
+Run as a program of its own by `python -m paac_tf.commands.apex_actor` (the one-machine launcher
 starts one per actor).
 
 Per batched step (all `num_envs` environments at once):
-  1. Q-values of the observations under the local network (one compiled call);
-  2. epsilon-greedy actions, one epsilon per environment: Ape-X's ladder spans the N
-     environments of all actors (`agents/apex/epsilon.py`), global environment
-     i = actor_index * num_envs + j explores with 0.4 ** (1 + 7 i / (N - 1)) (0.4 if N = 1);
-     the step is sent to the environments, which run while the actor writes (3-4);
-  3. the n-step builder (`agents/apex/n_step.py`) completes transitions; each gets its
-     initial priority |TD error| under the local network as online and target network;
+  1.-2. the algorithm's acting (`ReplayAlgorithm.make_acting`, runners/apex/family.py) picks
+     the actions: Ape-X's, Q-values of the observations under the local network (one
+     compiled call) and epsilon-greedy actions, one epsilon per environment: its ladder
+     spans the N environments of all actors (`algorithms/apex/epsilon.py`), global
+     environment i = actor_index * num_envs + j explores with 0.4 ** (1 + 7 i / (N - 1))
+     (0.4 if N = 1); the step is sent to the environments, which run while the actor
+     writes (3-4);
+  3. the n-step builder (`runners/apex/n_step.py`) completes transitions; each gets its
+     initial priority from the acting (Ape-X: |TD error| under the local network as online
+     and target network);
   4. frames and items go to Reverb (`replay_layout.TransitionWriter`), streamed in chunks;
      the writer is flushed every step down to a bounded number of unconfirmed items,
      so a rate-limited replay slows the actor down instead of queueing without bound.
@@ -40,19 +44,18 @@ import os
 import time
 
 from absl import logging
-import gin
 import numpy as np
+import reverb
 
 from paac_tf import errors
-from paac_tf.agents.apex import epsilon as epsilon_lib
-from paac_tf.agents.apex import n_step
-from paac_tf.agents.apex import priorities
-from paac_tf.networks import dueling_q
+from paac_tf.envs import environment
+from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import weights as weights_lib
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
@@ -72,29 +75,24 @@ def actor_seed(seed, actor_index, start=0):
   return int(seed) * 1000 + 7919 * (int(actor_index) + 1) + 104729 * int(start)
 
 
-def environment_specs(env_name, seed=0):
-  """(observation spec, number of actions) of `env_name` as the actors build it."""
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  env = environment.make_environment(env_name, num_envs=1, num_workers=0, seed=seed)
-  try:
-    action_spec = env.action_spec()
-    return env.observation_spec(), int(action_spec.maximum) - int(action_spec.minimum) + 1
-  finally:
-    env.close()
-
-
-@gin.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
+@checks.configurable(module="apex", denylist=["replay_address", "actor_index", "num_actors",
                                             "env_name", "root_dir", "seed", "parent_pid",
-                                            "stop"])
-def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=None, seed=0,
-               num_envs=16, num_workers=0, discount=0.99, epsilon_base=0.4,
-               epsilon_alpha=7.0, weights_refresh_interval=100, chunk_length=16,
-               report_interval_s=1.0, log_interval_s=30.0, tf_threads=1,
-               tf_inter_op_threads=None, max_steps=None, server_timeout_s=300.0,
+                                            "stop", "algorithm"])
+def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, root_dir=None,
+               seed=0,
+               num_envs: checks.Count = 16, num_workers: checks.NonNegativeInt = 0,
+               discount: checks.Fraction = 0.99, epsilon_base: checks.Probability = 0.4,
+               epsilon_alpha: checks.NonNegative = 7.0,
+               weights_refresh_interval: checks.Count = 100, chunk_length: checks.Count = 16,
+               report_interval_s: checks.Positive = 1.0, log_interval_s: checks.Positive = 30.0,
+               tf_threads: checks.OptionalNonNegativeInt = 1,
+               tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
+               max_steps: checks.OptionalCount = None, server_timeout_s: checks.Positive = 300.0,
                parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` whose acting the actor runs.
     num_envs, num_workers: the actor's batched environment (`make_environment`).
     discount: gamma of the n-step returns (n is `ReplayLayout.n_step`).
     epsilon_base, epsilon_alpha: the exploration ladder over all N = num_actors * num_envs
@@ -113,18 +111,12 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
     parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
     stop: object with a `requested` attribute (default: a SIGTERM/SIGINT handler).
   """
-  import reverb  # pylint: disable=import-outside-toplevel
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   threads.set_tf_threads(tf_threads, tf_inter_op_threads)
   own_stop = stop is None
   if own_stop:
     stop = signals.StopRequest(ignore_sigint=parent_pid is not None,
                                message="%s received: stopping.")
   should_stop = lambda: stop.requested or not processes.parent_alive(parent_pid)
-  epsilons = epsilon_lib.environment_epsilons(actor_index, num_actors, num_envs, epsilon_base,
-                                              epsilon_alpha)
-  rng = np.random.default_rng([int(seed), int(actor_index)])
   client = reverb.Client(replay_address)
 
   env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
@@ -133,12 +125,10 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
   try:
     observation_spec = env.observation_spec()
     layout = replay_layout.ReplayLayout(observation_spec)
-    model = dueling_q.build_q_network(env.num_actions, observation_spec, seed=seed)
-    # A concrete function for the fixed batch: calling it skips tf.function's per-call
-    # signature matching (~1 ms a step, measured, more than the CartPole forward pass).
-    q_function = tf.function(model).get_concrete_function(
-        tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
-    subscriber = weights_lib.WeightsSubscriber(client, model, timeout_s=10)
+    acting = algorithm.make_acting(env.num_actions, observation_spec, num_envs, actor_index,
+                                   num_actors, seed, epsilon_base, epsilon_alpha)
+    epsilons = acting.epsilons
+    subscriber = weights_lib.WeightsSubscriber(client, acting.network, timeout_s=10)
     logging.info("Actor %d/%d: %s x %d, epsilon %.5f..%.5f (median %.5f), replay %s, %s",
                  actor_index, num_actors, env_name, num_envs, epsilons.max(), epsilons.min(),
                  np.median(epsilons), replay_address, layout)
@@ -156,9 +146,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, root_dir=No
     writer = replay_layout.TransitionWriter(client, layout, num_envs,
                                             chunk_length=chunk_length)
     loop = _ActorLoop(
-        env=env, q_function=q_function, subscriber=subscriber, builder=builder, writer=writer,
-        client=client, replay_address=replay_address, layout=layout, epsilons=epsilons, rng=rng,
-        actor_index=actor_index, root_dir=root_dir,
+        env=env, acting=acting, subscriber=subscriber, builder=builder, writer=writer,
+        client=client, replay_address=replay_address, layout=layout, actor_index=actor_index,
+        root_dir=root_dir,
         weights_refresh_interval=weights_refresh_interval,
         report_interval_s=report_interval_s, log_interval_s=log_interval_s,
         server_timeout_s=server_timeout_s)
@@ -199,14 +189,14 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
 class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
-  def __init__(self, *, env, q_function, subscriber, builder, writer, client, replay_address,
-               layout, epsilons, rng, actor_index, root_dir, weights_refresh_interval,
-               report_interval_s, log_interval_s, server_timeout_s):
-    self.env, self.q_function, self.subscriber = env, q_function, subscriber
+  def __init__(self, *, env, acting, subscriber, builder, writer, client, replay_address,
+               layout, actor_index, root_dir, weights_refresh_interval, report_interval_s,
+               log_interval_s, server_timeout_s):
+    self.env, self.acting, self.subscriber = env, acting, subscriber
     self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
-    self.rng, self.actor_index = rng, int(actor_index)
-    self.epsilons = np.asarray(epsilons, np.float64)    # one per environment (row)
+    self.actor_index = int(actor_index)
+    self.epsilons = np.asarray(acting.epsilons, np.float64)    # one per environment (row)
     self.epsilon = float(np.median(self.epsilons))      # the actor's, in reports/summaries
     self.weights_refresh_interval = max(1, int(weights_refresh_interval))
     self.report_interval_s = float(report_interval_s)
@@ -224,7 +214,6 @@ class _ActorLoop:
 
   def run(self, should_stop, max_steps):
     env, num_envs = self.env, self.builder.num_envs
-    rows = np.arange(num_envs)
     can_send = hasattr(env, "send") and hasattr(env, "recv")
     time_step = env.reset()
     steps = 0
@@ -237,17 +226,14 @@ class _ActorLoop:
       if should_stop():
         reason = "stopped"
         break
-      q_values = self.q_function(time_step.observation).numpy()
-      action = epsilon_lib.epsilon_greedy(q_values, self.epsilons, self.rng)
+      action, q_taken, values = self.acting.act(time_step.observation)
       if can_send:
         env.send(action)     # the environments step while the transitions are written
       ids = self.writer.observation_ids(time_step.step_type)
       transitions = self.builder.step(time_step.step_type, time_step.reward,
                                       time_step.discount, action,
-                                      q_taken=q_values[rows, action], ids=ids)
-      initial = priorities.initial_priorities(
-          transitions.q_taken, transitions.reward, transitions.discount,
-          q_values[transitions.env])
+                                      q_taken=q_taken, ids=ids)
+      initial = self.acting.initial_priorities(transitions, values)
       written = self.writer.write(time_step.step_type, time_step.observation, transitions,
                                   initial)
       self._flush(should_stop)
@@ -281,7 +267,6 @@ class _ActorLoop:
   def _flush(self, should_stop):
     """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
     or the server is gone (then waits for it, see `_wait_for_server`)."""
-    import reverb  # pylint: disable=import-outside-toplevel
     start = last_refresh = time.monotonic()
     while True:
       try:
@@ -332,7 +317,6 @@ class _ActorLoop:
     """Sends the agent steps and episodes since the last report, unless the previous
     report still awaits the server's confirmation (then they wait for the next one).
     Returns True if nothing is left unconfirmed."""
-    import reverb  # pylint: disable=import-outside-toplevel
     episodes = self.env.pop_finished_episodes(with_env_index=True)
     self.window.add((ret, length) for ret, length, _ in episodes)
     # (return, length, epsilon of the environment that played it)

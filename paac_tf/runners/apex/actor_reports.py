@@ -2,7 +2,7 @@
 report, one item of the actor-stats table each (actors insert, the learner drains).
 
 Each episode carries the epsilon of the environment that played it (Ape-X's ladder gives
-every environment its own, `agents/apex/epsilon.py`), so the learner can follow the
+every environment its own, `algorithms/apex/epsilon.py`), so the learner can follow the
 near-greedy policy: `ActorReports.low_epsilon_window` holds the last episodes played at
 epsilon <= `low_epsilon` (default 0.01, the final training epsilon of the 2015 DQN and of
 Dopamine's), or, in a run whose ladder reaches no such epsilon (no reporting actor has an

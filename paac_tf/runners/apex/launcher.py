@@ -6,7 +6,7 @@
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
      samples it without gRPC), restoring root_dir/replay_checkpoint if
      `checkpoint_replay` is set;
-  3. starts N actors, `python -m paac_tf.apex_actor ...` subprocesses connected to
+  3. starts N actors, `python -m paac_tf.commands.apex_actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
      restarts in all, then the run fails with the last lines of its log);
@@ -19,7 +19,8 @@
      none is restarted once a stop was requested.
 
 The same pieces run on several hosts as programs of their own: `python -m
-paac_tf.apex_replay`, `python -m paac_tf.apex_actor` and `python -m paac_tf.apex_learner`.
+paac_tf.commands.apex_replay`, `python -m paac_tf.commands.apex_actor` and `python -m
+paac_tf.commands.apex_learner`.
 """
 import os
 import subprocess
@@ -29,10 +30,15 @@ import time
 
 from absl import logging
 import gin
+import reverb
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import replay as replay_lib
+from paac_tf.runtime import checks
+from paac_tf.runtime import signals
 
 CONFIG_FILE = "apex_config.gin"
 REPLAY_CHECKPOINT_DIR = "replay_checkpoint"
@@ -45,13 +51,14 @@ class ActorFailedError(errors.UserError):
 class ActorProcesses:
   """Starts, watches, restarts and stops the actor subprocesses."""
 
-  def __init__(self, root_dir, replay_address, num_actors, config_file, seed,
+  def __init__(self, root_dir, replay_address, num_actors, config_file, seed, algorithm,
                max_restarts=20, poll_s=1.0, extra_args=(), env=None, stop=None):
     self.root_dir = root_dir
     self.replay_address = replay_address
     self.num_actors = int(num_actors)
     self.config_file = config_file
     self.seed = int(seed)
+    self.algorithm = registry.reference(algorithm)
     self.max_restarts = int(max_restarts)
     self.poll_s = float(poll_s)
     self.extra_args = list(extra_args)
@@ -73,10 +80,11 @@ class ActorProcesses:
 
   def _command(self, index):
     seed = actor_lib.actor_seed(self.seed, index, start=self.starts[index])
-    return [sys.executable, "-m", "paac_tf.apex_actor",
+    return [sys.executable, "-m", "paac_tf.commands.apex_actor",
             "--replay_address=%s" % self.replay_address, "--actor_index=%d" % index,
             "--num_actors=%d" % self.num_actors, "--gin_file=%s" % self.config_file,
             "--root_dir=%s" % self.root_dir, "--seed=%d" % seed,
+            "--algorithm=%s" % self.algorithm,
             "--parent_pid=%d" % os.getpid()] + self.extra_args
 
   def _start(self, index):
@@ -165,12 +173,16 @@ class ActorProcesses:
         p.wait()
 
 
-@gin.configurable(module="apex")
-def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
-              checkpoint_replay=False, max_actor_restarts=20, shutdown_grace_s=10.0):
+@checks.configurable(module="apex", denylist=["algorithm"])
+def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors: checks.Count = 2,
+              port: checks.allows(checks.optional(checks.integer(1, 65535))) = None,
+              checkpoint_replay: checks.Bool = False,
+              max_actor_restarts: checks.NonNegativeInt = 20,
+              shutdown_grace_s: checks.NonNegative = 10.0):
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` trained.
     num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
       epsilon ladder spans all N * num_envs of them).
     port: the replay server's port (None: a free one).
@@ -180,8 +192,6 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
     max_actor_restarts: actor restarts tolerated over the run before it fails.
     shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.
   """
-  from paac_tf.runners.apex import learner as learner_lib  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import signals  # pylint: disable=import-outside-toplevel
   if int(num_actors) < 1:
     raise errors.UserError("run_local.num_actors must be >= 1, got %r." % (num_actors,))
   root_dir = os.path.abspath(root_dir)
@@ -200,7 +210,6 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
         actors.stop(shutdown_grace_s)
       if server is not None:
         if checkpoint_replay:
-          import reverb  # pylint: disable=import-outside-toplevel
           try:
             logging.info("Replay checkpoint: %s",
                          reverb.Client("127.0.0.1:%d" % server.port).checkpoint())
@@ -214,15 +223,15 @@ def run_local(root_dir, env_name, total_steps, seed=0, num_actors=2, port=None,
       checkpoint_dir = os.path.join(root_dir, REPLAY_CHECKPOINT_DIR) if checkpoint_replay else None
       server = replay_lib.start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
       address = "127.0.0.1:%d" % server.port
-      actors = ActorProcesses(root_dir, address, num_actors, config_file, seed,
+      actors = ActorProcesses(root_dir, address, num_actors, config_file, seed, algorithm,
                               max_restarts=max_actor_restarts, stop=stop)
       actors.start()
       logging.info("Ape-X: replay on port %d, %d actors (pids %s), learner in this process.",
                    server.port, num_actors, actors.pids())
-      result = learner_lib.apex_learner(address, root_dir, env_name, total_steps, seed=seed,
-                                        stop=stop, health_check=actors.check,
-                                        on_finished=shut_down)
-      result["actor_restarts"] = actors.restarts
+      result = learner_lib.apex_learner(address, root_dir, env_name, total_steps,
+                                        algorithm=algorithm, seed=seed, stop=stop,
+                                        health_check=actors.check, on_finished=shut_down)
+      result.extras["actor_restarts"] = actors.restarts
       return result
     finally:
       shut_down()

@@ -1,11 +1,12 @@
 """The Ape-X learner: prioritized batches from Reverb, updates, priorities and weights back.
 
-Run as a program of its own by `python -m paac_tf.apex_learner`; `python -m paac_tf.train
+Run as a program of its own by `python -m paac_tf.commands.apex_learner`; `python -m paac_tf.train
 --gin_file=apex_*.gin` runs it inside the one-machine launcher.
 
 Loop: a `reverb.TrajectoryDataset` pipeline keeps batches prefetched; per batch the
-compiled step (`paac_tf/agents/apex/learner_step.py`) updates the network and returns the
-items' keys and new priorities, written back with `client.mutate_priorities`. Every
+algorithm's compiled step (`ReplayAlgorithm.make_learner_step`; Ape-X's:
+`paac_tf/algorithms/apex/learner_step.py`) updates the network and returns the items' keys
+and new priorities, written back with `client.mutate_priorities`. Every
 `publish_interval` steps the weights go to the weights table for the actors.
 
 Progress is counted in agent steps (environment steps summed over all actors), which the
@@ -35,25 +36,24 @@ from typing import Optional
 
 from absl import logging
 import gin
-import numpy as np
+import reverb
 import tensorflow as tf
 
 from paac_tf import errors
-from paac_tf.agents.apex import learner_step as learner_step_lib
-from paac_tf.networks import dueling_q
-from paac_tf.networks import specs
-from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.algorithms import registry
+from paac_tf.envs import environment
+from paac_tf.policies import saved_model
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import call_thread
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
+from paac_tf.runtime import cadence as cadence_lib
 from paac_tf.runtime import checkpointing
-from paac_tf.runtime import health
+from paac_tf.runtime import checks
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
-from paac_tf.runtime import summaries
 from paac_tf.runtime import threads
 
 # Samples wait at most this long for the rate limiter before the loop regains control
@@ -80,19 +80,27 @@ class LoopSettings:
   server_timeout_s: float
 
 
-@gin.configurable(module="apex")
-def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, batch_size=512,
-                 publish_interval=25, summary_interval=100, checkpoint_interval=1_000_000,
-                 keep_checkpoints=3, export_interval=None, stop_at_average_return=None,
-                 low_epsilon=actor_reports.DEFAULT_LOW_EPSILON, prefetch=2, dataset_workers=1,
-                 report_interval_s=1.0, tf_threads=None, tf_inter_op_threads=None,
-                 server_timeout_s=300.0, stop=None, health_check=None, on_finished=None):
+@checks.configurable(module="apex", denylist=["algorithm"])
+def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, seed=0,
+                 batch_size: checks.Count = 512, publish_interval: checks.Count = 25,
+                 summary_interval: checks.Count = 100,
+                 checkpoint_interval: checks.Count = 1_000_000,
+                 keep_checkpoints: checks.Count = 3, export_interval: checks.OptionalCount = None,
+                 stop_at_average_return: checks.OptionalNumber = None,
+                 low_epsilon=actor_reports.DEFAULT_LOW_EPSILON,
+                 prefetch: checks.NonNegativeInt = 2, dataset_workers: checks.Count = 1,
+                 report_interval_s: checks.Positive = 1.0,
+                 tf_threads: checks.OptionalNonNegativeInt = None,
+                 tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
+                 server_timeout_s: checks.Positive = 300.0, stop=None, health_check=None,
+                 on_finished=None):
   """Trains until `total_steps` agent steps were reported by the actors; resumable.
 
   Args:
     replay_address: HOST:PORT of the Reverb server (`replay.py`).
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
     env_name: the environment (for specs and run records; the learner steps none).
+    algorithm: the `family.ReplayAlgorithm` whose update the learner runs.
     total_steps: agent steps (summed over actors) to train for.
     batch_size: prioritized batch size (Ape-X: 512).
     publish_interval: learner steps between weight publications.
@@ -123,33 +131,28 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
     on_finished: optional callable run once training is over (also on errors), before the
       sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
-    dict: env_steps, learner_steps, average_return, average_return_low_epsilon (and
-    low_epsilon, the bound its episodes were played under), reason, ...
+    A `runtime.cadence.RunResult` (its updates: learner steps) with the extras
+    average_return_low_epsilon (and low_epsilon, the bound its episodes were played under)
+    and replay_reconnects.
   """
-  import reverb  # pylint: disable=import-outside-toplevel
   pools = threads.set_tf_threads(tf_threads, tf_inter_op_threads)
   if pools:
     logging.info("Learner TF threads: %d intra-op, %d inter-op (0: one per core).", *pools)
   train_dir = os.path.join(root_dir, "train")
-  network_settings = dueling_q.apex_network()
-  observation_spec, num_actions = actor_lib.environment_specs(env_name, seed)
+  network_settings = algorithm.network_settings()
+  observation_spec, num_actions = environment.specs(env_name)
   layout = replay_layout.ReplayLayout(observation_spec)
-  run_config = {"algorithm": "apex", "env_name": str(env_name), **network_settings,
+  run_config = {**registry.record(algorithm), "env_name": str(env_name), **network_settings,
                 "n_step": layout.n_step, "single_frames": layout.single_frames,
-                "network_spec": specs.dueling_q_spec(num_actions, observation_spec,
-                                                     **network_settings)}
+                "network_spec": algorithm.network_spec(num_actions, observation_spec,
+                                                       **network_settings)}
   checkpointing.check_run_config(train_dir, run_config)
 
-  q_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings,
-                                        seed=seed)
-  target_network = dueling_q.build_q_network(num_actions, observation_spec, network_settings)
-  step = learner_step_lib.ApexLearnerStep(q_network, target_network, layout)
-  step.build()
+  step = algorithm.make_learner_step(num_actions, observation_spec, layout, seed)
   env_steps_var = tf.Variable(0, dtype=tf.int64, name="env_steps")
   episodes_var = tf.Variable(0, dtype=tf.int64, name="episodes")
   checkpointer = checkpointing.Checkpointer(
-      train_dir, max_to_keep=keep_checkpoints, q_network=q_network,
-      target_network=target_network, optimizer=step.optimizer, learner_steps=step.steps,
+      train_dir, max_to_keep=keep_checkpoints, **step.checkpoint_trackables(),
       env_steps=env_steps_var, episodes=episodes_var)
   if checkpointer.restore_latest():
     logging.info("Resuming at agent step %d (learner step %d, optimizer step %d).",
@@ -172,7 +175,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
       dataset_workers=int(dataset_workers), report_interval_s=float(report_interval_s),
       server_timeout_s=float(server_timeout_s))
   loop = _LearnerLoop(
-      client=client, replay_address=replay_address, root_dir=root_dir, env_name=env_name,
+      algorithm=algorithm, client=client, replay_address=replay_address, root_dir=root_dir,
+      env_name=env_name,
       observation_spec=observation_spec, run_config=run_config, layout=layout, step=step,
       checkpointer=checkpointer, env_steps_var=env_steps_var, episodes_var=episodes_var,
       settings=settings, stop=stop, health_check=health_check)
@@ -186,44 +190,48 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, seed=0, bat
       on_finished()
 
 
-def _next_multiple(steps, interval):
-  """The first multiple of `interval` above `steps`."""
-  return (int(steps) // int(interval) + 1) * int(interval)
-
-
 class _LearnerLoop:
   """The learner's main loop and its bookkeeping.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` (its name and exports).
     client, replay_address: the replay server.
     root_dir, env_name, observation_spec, run_config: the run (outputs and exports).
     layout: the replay's `ReplayLayout`.
-    step: the compiled `ApexLearnerStep` (its networks, optimizer and step counter).
+    step: the algorithm's compiled learner step (its networks, optimizer and step counter).
     checkpointer: saves step's state with `env_steps_var` and `episodes_var`, the counts of
       agent steps and episodes (restored by a resumed run).
     settings: `LoopSettings`.
     stop, health_check: as for `apex_learner`.
   """
 
-  def __init__(self, *, client, replay_address, root_dir, env_name, observation_spec,
+  def __init__(self, *, algorithm, client, replay_address, root_dir, env_name, observation_spec,
                run_config, layout, step, checkpointer, env_steps_var, episodes_var, settings,
                stop=None, health_check=None):
+    self.algorithm = algorithm
     self.client, self.replay_address = client, replay_address
     self.root_dir, self.env_name = root_dir, env_name
     self.observation_spec, self.run_config = observation_spec, run_config
     self.layout, self.step, self.checkpointer = layout, step, checkpointer
     self.env_steps_var, self.episodes_var = env_steps_var, episodes_var
     self.settings, self.stop, self.health_check = settings, stop, health_check
-    self.writer = summaries.SummaryWriter(os.path.join(self.root_dir, "train"))
     self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
     self.reports.env_steps = int(self.env_steps_var.numpy())
     self.reports.window.total = int(self.episodes_var.numpy())
+    self.cadence = cadence_lib.Cadence(
+        root_dir, checkpoint_interval=settings.checkpoint_interval,
+        export_interval=settings.export_interval, summary_interval=settings.summary_interval,
+        start_steps=self.reports.env_steps, saved=bool(checkpointer.manager.latest_checkpoint),
+        save=self._save_checkpoint, export=self._export_policy,
+        export_dir=os.path.join(root_dir, "policies", saved_model.model_name(env_name)),
+        network=step.network, finite_keys=step.finite_metric_keys, step_name="learner step")
+    self.writer = self.cadence.writer
     self.progress = progress_lib.Progress(settings.total_steps,
                                           start_step=self.reports.env_steps)
     self._sampler = None
     self._calls = self._new_call_thread()
     self._replay_ok = True
-    self._saved_at = None         # (agent steps, learner steps) of the last checkpoint saved
+    self._saved_updates = None    # the learner steps of the last checkpoint saved
     self.reconnects = 0
     self._metrics = None
     self._perf = collections.deque(maxlen=2)   # (time, learner steps, agent steps, items)
@@ -266,7 +274,7 @@ class _LearnerLoop:
 
   def _publish(self, done=False):
     try:
-      weights_lib.publish(self.client, self.step.q_network, self.learner_steps, done=done,
+      weights_lib.publish(self.client, self.step.network, self.learner_steps, done=done,
                           timeout_s=_RPC_TIMEOUT_S, address=self.replay_address)
     except replay_client.ReplayUnavailableError:
       raise
@@ -329,37 +337,25 @@ class _LearnerLoop:
                     "weights republished, sampling pipeline recreated.", self.replay_address,
                     time.monotonic() - lost, info[replay_layout.REPLAY_TABLE].current_size)
 
-  def _checked_metrics(self):
-    """The last update's metrics as floats ({} before the first); TrainingDivergedError if
-    its loss or gradient norm is not finite."""
-    if self._metrics is None:
-      return {}
-    values = {k: float(v.numpy()) for k, v in self._metrics.items()}
-    return health.check_finite_metrics(values, ("Losses/huber", "Optimizer/global_norm"),
-                                       self.learner_steps, step_name="learner step")
-
   def _save(self):
-    self._checked_metrics()
-    health.check_finite_weights(self.step.q_network, self.learner_steps,
-                                step_name="learner step")
-    self.env_steps_var.assign(summaries.tf_scalar(self.reports.env_steps, np.int64))
-    self.episodes_var.assign(summaries.tf_scalar(self.reports.window.total, np.int64))
-    self.checkpointer.save(self.reports.env_steps)
-    self._saved_at = (self.reports.env_steps, self.learner_steps)
+    """A checkpoint of the agent steps reported so far (`cadence.save`: checked first)."""
+    self.cadence.save(self.reports.env_steps, self.learner_steps, self._metrics)
 
-  def _export(self, env_steps):
-    """The single call site of the project's export code for Ape-X."""
-    from paac_tf.policies import saved_model  # pylint: disable=import-outside-toplevel
-    base = os.path.join(self.root_dir, "policies", saved_model.model_name(self.env_name))
-    if tf.io.gfile.exists(os.path.join(base, str(int(env_steps)))):
-      logging.info("Export of step %d exists already; skipped.", env_steps)
-      return None
-    metadata = {"env_name": self.env_name, "train_step": int(env_steps),
-                "learner_step": self.learner_steps, "algorithm": "apex",
+  def _save_checkpoint(self, env_steps):
+    cadence_lib.assign_counters(self.env_steps_var, self.episodes_var, env_steps,
+                                self.reports.window.total)
+    self.checkpointer.save(env_steps)
+    self._saved_updates = self.learner_steps
+
+  def _export_policy(self, env_steps):
+    """The single call site of the project's export code for the Ape-X machinery."""
+    base = self.cadence.export_dir
+    metadata = {"env_name": str(self.env_name), "train_step": int(env_steps),
+                "learner_step": self.learner_steps, "algorithm": self.algorithm.name,
                 "run_config": self.run_config, "network": self.run_config["network"],
                 "operative_config": gin.operative_config_str()}
-    return saved_model.save_apex_policy(self.step.q_network, self.observation_spec, base,
-                                        int(env_steps), metadata)
+    return saved_model.save_policy(self.algorithm, self.step.network, self.observation_spec,
+                                   base, int(env_steps), metadata)
 
   def _housekeeping(self):
     """Drains actor reports; writes episode metrics, throughput and progress."""
@@ -406,12 +402,6 @@ class _LearnerLoop:
       return self._run(stop)
 
   def _run(self, stop):
-    env_steps = self.reports.env_steps
-    start_learner_steps = self.learner_steps
-    self._next_checkpoint = _next_multiple(env_steps, self.settings.checkpoint_interval)
-    self._next_export = (_next_multiple(env_steps, self.settings.export_interval)
-                         if self.settings.export_interval else None)
-    self._last_saved = env_steps if self.checkpointer.manager.latest_checkpoint else None
     self._next_report = 0.0
     reason = "done"
     logging.info("Learner: replay %s, batch %d, %s", self.replay_address, self.settings.batch_size,
@@ -432,7 +422,8 @@ class _LearnerLoop:
           break
     except replay_client.ReplayUnreachableError:
       # Giving up on the replay: keep what was learned (a rerun resumes there).
-      if self._saved_at != (self.reports.env_steps, self.learner_steps):
+      if (self.cadence.saved_at, self._saved_updates) != (self.reports.env_steps,
+                                                          self.learner_steps):
         self._save()
       self.writer.close()
       raise
@@ -450,26 +441,19 @@ class _LearnerLoop:
         logging.warning("Could not publish `done` or drain the last actor reports: %s", e)
     self._calls.close()
     env_steps = self.reports.env_steps
-    if self._last_saved != env_steps:
-      self._save()
-    self.writer.episode_metrics(self.reports.window, self.learner_steps, env_steps)
-    self.writer.close()
-    # The final export: of what this process trained (none after a stop during the start-up)
-    # unless a second signal asked to hurry.
-    if self.learner_steps > start_learner_steps and not getattr(stop, "hurry", False):
-      self._export(env_steps)
     low = self.reports.low_epsilon_window()
     bound = self.reports.low_epsilon_bound()
-    result = {"env_steps": env_steps, "learner_steps": self.learner_steps,
-              "average_return": self.reports.window.average_return,
-              "average_return_low_epsilon": (low.average_return if low is not None
-                                             else float("nan")),
-              "low_epsilon": bound, "episodes": self.reports.window.total, "reason": reason,
-              "replay_reconnects": self.reconnects}
+    # The final export (of what this process trained) is skipped if a second signal asked
+    # to hurry.
+    result = self.cadence.finish(
+        env_steps, self.learner_steps, self._metrics, self.reports.window, reason,
+        hurry=getattr(stop, "hurry", False),
+        average_return_low_epsilon=low.average_return if low is not None else float("nan"),
+        low_epsilon=bound, replay_reconnects=self.reconnects)
     logging.info("Learner stopped (%s) at agent step %d, learner step %d; average return of "
                  "the last 100 episodes %.2f (%.2f at epsilon <= %.4g).", reason, env_steps,
-                 self.learner_steps, result["average_return"],
-                 result["average_return_low_epsilon"],
+                 self.learner_steps, result.average_return,
+                 result.extras["average_return_low_epsilon"],
                  float("nan") if bound is None else bound)
     return result
 
@@ -494,14 +478,6 @@ class _LearnerLoop:
     steps = self.learner_steps
     if steps % self.settings.publish_interval == 0:
       self._publish()
-    if steps % self.settings.summary_interval == 0:
-      self.writer.scalars(self._checked_metrics(), steps)
-    env_steps = self.reports.env_steps
-    if env_steps >= self._next_checkpoint:
-      self._save()
-      self._last_saved = env_steps
-      self._next_checkpoint = _next_multiple(env_steps, self.settings.checkpoint_interval)
-    if self._next_export is not None and env_steps >= self._next_export:
-      self._export(env_steps)
-      self._next_export = _next_multiple(env_steps, self.settings.export_interval)
+    self.cadence.summaries(self._metrics, steps, self.reports.env_steps)
+    self.cadence.after_update(self.reports.env_steps, steps, self._metrics)
     return None

@@ -52,8 +52,10 @@ from absl import logging
 import gin
 
 from paac_tf import errors
+from paac_tf.algorithms import registry
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_roles
+from paac_tf.runtime import cadence
 from paac_tf.runtime import checkpointing
 from paac_tf.runtime import config
 from paac_tf.runtime import signals
@@ -98,7 +100,7 @@ def _import_ray(local):
   if added:
     os.environ[_NO_FAILURE_HANDLER] = "1"
   try:
-    import ray  # pylint: disable=import-outside-toplevel
+    import ray  # pylint: disable=import-outside-toplevel  (lazy: Ray is an optional extra)
   except ImportError:
     raise errors.UserError(
         "train_eval.launcher = 'ray' needs Ray: pip install -e '.[ray]' (on every node of "
@@ -139,7 +141,7 @@ def _pin(ray, options, learner_node):
   """Learner and replay on `learner_node`'s node unless their options place them."""
   if learner_node is None:
     return
-  from ray.util import scheduling_strategies  # pylint: disable=import-outside-toplevel
+  from ray.util import scheduling_strategies  # pylint: disable=import-outside-toplevel  (as Ray)
   strategy = scheduling_strategies.NodeAffinitySchedulingStrategy(
       node_id=_node_id(ray, learner_node), soft=False)
   for role in ("learner", "replay"):
@@ -238,7 +240,7 @@ def _check_reachable(address, timeout_s=10.0):
   A loopback HOST is replaced by this machine's address first, as Ray does."""
   if address == "auto" or "://" in address or ":" not in address:
     return                      # found by Ray, or Ray Client: ray.init reports failures
-  from ray._private import services  # pylint: disable=import-outside-toplevel
+  from ray._private import services  # pylint: disable=import-outside-toplevel  (as Ray)
   try:
     address = services.canonicalize_bootstrap_address(address) or address
   except Exception:  # pylint: disable=broad-except  (a malformed address: Ray says why)
@@ -272,14 +274,15 @@ def _first_line(error):
   return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
-@gin.configurable(module="apex")
-def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors=None,
+@gin.configurable(module="apex", denylist=["algorithm"])
+def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm, num_actors=None,
             learner_node="driver", learner_options=None, replay_options=None,
             actor_options=None, replay_port=None, max_actor_restarts=20,
             shutdown_grace_s=10.0, start_timeout_s=300.0):
   """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
 
   Args:
+    algorithm: the `family.ReplayAlgorithm` trained.
     address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
       (given by `train_eval.ray_address`).
     num_actors: N actors (None: `run_local.num_actors`, which the configs set).
@@ -304,8 +307,9 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors
   config_text = gin.config_str()
   with signals.stop_on_signals() as stop:
     owner = _connect(ray, address, root_dir, options, int(num_actors), stop)
-    run = _RayRun(ray, config_text, root_dir, env_name, int(total_steps), int(seed),
-                  int(num_actors), max_actor_restarts, start_timeout_s)
+    run = _RayRun(ray, config_text, registry.reference(algorithm), root_dir, env_name,
+                  int(total_steps), int(seed), int(num_actors), max_actor_restarts,
+                  start_timeout_s)
     try:
       _pin(ray, options, learner_node)
       return run.run(options, replay_port, stop, shutdown_grace_s)
@@ -318,9 +322,9 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, num_actors
 class _RayRun:
   """One run's Ray actors: started, watched, stopped, killed."""
 
-  def __init__(self, ray, config_text, root_dir, env_name, total_steps, seed, num_actors,
-               max_actor_restarts, start_timeout_s):
-    self.ray, self.config_text = ray, config_text
+  def __init__(self, ray, config_text, algorithm, root_dir, env_name, total_steps, seed,
+               num_actors, max_actor_restarts, start_timeout_s):
+    self.ray, self.config_text, self.algorithm = ray, config_text, algorithm
     self.root_dir, self.env_name = root_dir, env_name
     self.total_steps, self.seed, self.num_actors = total_steps, seed, num_actors
     self.max_actor_restarts = int(max_actor_restarts)
@@ -335,7 +339,7 @@ class _RayRun:
   def _create(self, role_class, name, options, **extra):
     try:
       handle = self.ray.remote(role_class).options(
-          **{**options, **extra, "name": name}).remote(self.config_text)
+          **{**options, **extra, "name": name}).remote(self.config_text, self.algorithm)
     except ValueError as e:
       if "already taken" in str(e):
         raise errors.UserError(
@@ -427,11 +431,12 @@ class _RayRun:
         self._actor_ended(ref, pending.pop(ref), pending)
     result = self._learner_result(learner_ref, places[0])
     # The learner's own section (from its result) and the replay's and actors'.
-    result.setdefault("process_operative_configs", {}).update(self._operative_configs(replay))
+    result.extras.setdefault("process_operative_configs", {}).update(
+        self._operative_configs(replay))
     self._stop_actors(pending, grace_s)
     if self.failure is not None:
       raise self.failure
-    result["actor_restarts"] = self.restarts
+    result.extras["actor_restarts"] = self.restarts
     return result
 
   def _operative_configs(self, replay, timeout_s=_CONFIGS_TIMEOUT_S):
@@ -453,9 +458,10 @@ class _RayRun:
     """The result of a run stopped before its learner existed: the agent step of the
     latest checkpoint, if any (nothing was trained, nothing is saved)."""
     logging.info("Stopped before the learner started: nothing to save.")
-    return {"env_steps": checkpointing.latest_step(os.path.join(self.root_dir, "train")),
-            "learner_steps": 0, "episodes": 0, "average_return": float("nan"),
-            "reason": "signal", "actor_restarts": 0}
+    return cadence.RunResult(
+        env_steps=checkpointing.latest_step(os.path.join(self.root_dir, "train")), updates=0,
+        episodes=0, average_return=float("nan"), reason="signal",
+        extras={"actor_restarts": 0})
 
   def _actor_ended(self, ref, entry, pending):
     """A call to an actor returned or failed. `entry`: (index, 'run' or 'probe').

@@ -16,6 +16,7 @@ import threading
 from absl import logging
 import gin
 
+from paac_tf.algorithms import registry
 from paac_tf.envs import environment  # noqa: F401  (registers `make_environment`)
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
@@ -39,22 +40,26 @@ class _Stop:
     self._event.set()
 
 
-def _set_up(config_text):
-  """Logging for Ray's log forwarding, and the run's gin configuration in this process.
+def _set_up(config_text, algorithm):
+  """Logging for Ray's log forwarding, and the run's gin configuration in this process;
+  returns the run's algorithm (a `registry.reference` name).
 
   The launcher's process registered every configurable of the package and checked the
   configuration; this one knows those that the Ape-X processes use (the modules imported
-  above and theirs), so bindings of others (PAAC's, train_eval's) are skipped.
+  above and theirs, and the algorithm's), so bindings of others (PAAC's, train_eval's) are
+  skipped.
   """
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   logging.set_verbosity(logging.INFO)
+  found = registry.get(algorithm)   # its configurables, before the configuration is parsed
   gin.clear_config()
   gin.parse_config(config_text, skip_unknown=True)
+  return found
 
 
 def where():
   """{'node_id', 'ip', 'pid'} of this Ray worker."""
-  import ray  # pylint: disable=import-outside-toplevel
+  import ray  # pylint: disable=import-outside-toplevel  (lazy: Ray is an optional extra)
   return {"node_id": ray.get_runtime_context().get_node_id(),
           "ip": ray.util.get_node_ip_address(), "pid": os.getpid()}
 
@@ -67,8 +72,8 @@ def host_port(ip, port):
 class ReplayRole:
   """The Reverb server (`replay.start_server`)."""
 
-  def __init__(self, config_text):
-    _set_up(config_text)
+  def __init__(self, config_text, algorithm):
+    _set_up(config_text, algorithm)
     self._server = None
 
   def start(self, env_name, port=None):
@@ -88,16 +93,16 @@ class ReplayRole:
 class LearnerRole:
   """The learner (`learner.apex_learner`) with a stop request the launcher can set."""
 
-  def __init__(self, config_text):
-    _set_up(config_text)
+  def __init__(self, config_text, algorithm):
+    self._algorithm = _set_up(config_text, algorithm)
     self._stop = _Stop()
 
   def run(self, replay_address, root_dir, env_name, total_steps, seed):
     """Trains to the end; the result has the learner's operative gin configuration too
     (`process_operative_configs`)."""
     result = learner_lib.apex_learner(replay_address, root_dir, env_name, total_steps,
-                                      seed=seed, stop=self._stop)
-    result["process_operative_configs"] = {"learner": gin.operative_config_str()}
+                                      algorithm=self._algorithm, seed=seed, stop=self._stop)
+    result.extras["process_operative_configs"] = {"learner": gin.operative_config_str()}
     return result
 
   def request_stop(self, hurry=False):
@@ -113,8 +118,8 @@ class ActorRole:
   """One actor (`actor.apex_actor`). Ray restarts a crashed one (a new process, this
   constructor again); the launcher then calls `run` again with the next `start`."""
 
-  def __init__(self, config_text):
-    _set_up(config_text)
+  def __init__(self, config_text, algorithm):
+    self._algorithm = _set_up(config_text, algorithm)
     self._stop = _Stop()
 
   def operative_config(self):
@@ -124,7 +129,8 @@ class ActorRole:
   def run(self, replay_address, actor_index, num_actors, env_name, root_dir, seed, start):
     seed = actor_lib.actor_seed(seed, actor_index, start=start)
     return actor_lib.apex_actor(replay_address, actor_index, num_actors, env_name,
-                                root_dir=root_dir, seed=seed, stop=self._stop)
+                                algorithm=self._algorithm, root_dir=root_dir, seed=seed,
+                                stop=self._stop)
 
   def request_stop(self):
     self._stop.set()

@@ -1,6 +1,6 @@
 """Ape-X's replay: one Reverb server with the replay, weights and actor-stats tables.
 
-Run on its own by `python -m paac_tf.apex_replay` (`serve`), or inside the one-machine
+Run on its own by `python -m paac_tf.commands.apex_replay` (`serve`), or inside the one-machine
 launcher (`start_server`).
 
 Tables (names in `replay_layout.py`):
@@ -37,11 +37,13 @@ import os
 import time
 
 from absl import logging
-import gin
+import reverb
+from reverb.platform.default import checkpointers
 
-from paac_tf.runners.apex import actor as actor_lib
+from paac_tf.envs import environment
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runtime import checks
 from paac_tf.runtime import signals
 
 # Default of the stats table: ~1 report per actor per second, so hours of slack.
@@ -51,9 +53,12 @@ _NETWORK_WARNING = (
     "address) and has no authentication: firewall this port on untrusted networks.")
 
 
-@gin.configurable(module="apex")
-def apex_replay(capacity=2_000_000, priority_exponent=0.6, learning_starts=50_000,
-                samples_per_insert=1.0, samples_per_insert_tolerance=0.1, error_buffer=None):
+@checks.configurable(module="apex")
+def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.NonNegative = 0.6,
+                learning_starts: checks.NonNegativeInt = 50_000,
+                samples_per_insert: checks.Positive = 1.0,
+                samples_per_insert_tolerance: checks.NonNegative = 0.1,
+                error_buffer: checks.OptionalPositive = None):
   """The replay table's settings.
 
   Args:
@@ -79,7 +84,6 @@ def apex_replay(capacity=2_000_000, priority_exponent=0.6, learning_starts=50_00
 
 def make_tables(layout, settings=None):
   """The three tables of an Ape-X Reverb server (see the module docstring)."""
-  import reverb  # pylint: disable=import-outside-toplevel
   settings = settings or apex_replay()
   limiter = reverb.rate_limiters.SampleToInsertRatio(
       samples_per_insert=settings["samples_per_insert"],
@@ -118,8 +122,6 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
     port: a free port, or None to pick one.
     checkpoint_dir: restore from / checkpoint into this directory (None: no checkpoints).
   """
-  import reverb  # pylint: disable=import-outside-toplevel
-  from reverb.platform.default import checkpointers  # pylint: disable=import-outside-toplevel
   if port is not None:
     processes.check_port_free(port)
   restoring = False
@@ -146,13 +148,12 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
 
 def layout_for(env_name):
   """The ReplayLayout of `env_name` under the current gin configuration."""
-  observation_spec, _ = actor_lib.environment_specs(env_name)
+  observation_spec, _ = environment.specs(env_name)
   return replay_layout.ReplayLayout(observation_spec)
 
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
-  import reverb  # pylint: disable=import-outside-toplevel
   layout = layout_for(env_name)
   server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
   stop = signals.StopRequest(message="%s received: stopping the replay.")

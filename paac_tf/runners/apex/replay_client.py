@@ -14,13 +14,13 @@ import socket
 import time
 
 from absl import logging
-import gin
 import reverb
 import tensorflow as tf
 import tree
 
 from paac_tf import errors
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runtime import checks
 
 
 class ReplayMismatchError(RuntimeError):
@@ -40,7 +40,7 @@ class ReplayUnavailableError(RuntimeError):
 EXIT_REPLAY_UNREACHABLE = 3
 
 
-@gin.configurable(module="apex")
+@checks.configurable(module="apex")
 class ReplayRetry:
   """How actors and learner wait for an unreachable replay server.
 
@@ -50,7 +50,8 @@ class ReplayRetry:
     probe_timeout_s: deadline of each attempt (a `server_info` call), in whole seconds.
   """
 
-  def __init__(self, initial_s=1.0, max_s=30.0, probe_timeout_s=10):
+  def __init__(self, initial_s: checks.Positive = 1.0, max_s: checks.Positive = 30.0,
+               probe_timeout_s: checks.Positive = 10):
     self.initial_s = float(initial_s)
     self.max_s = float(max_s)
     self.probe_timeout_s = max(1, int(probe_timeout_s))
@@ -95,7 +96,7 @@ def wait_for_replay(client, address, timeout_s, should_stop=None, retry=None, si
       raise ReplayUnreachableError(
           "Replay server at %s not reachable for %.0f s (%d attempts; last error: %s); giving "
           "up (server_timeout_s = %g). Is the replay running there (python -m "
-          "paac_tf.apex_replay --port=PORT --gin_file=...)?" % (
+          "paac_tf.commands.apex_replay --port=PORT --gin_file=...)?" % (
               address, time.monotonic() - start, attempt, errors.user_message(error),
               float(timeout_s))) from None
     delay = min(retry.delay(attempt), remaining)
@@ -117,7 +118,8 @@ def check_tables(info, layout, address=""):
                           replay_layout.STATS_TABLE) if t not in info]
   if missing:
     raise ReplayMismatchError("The server at %s has no table(s) %s: it is not an Ape-X replay "
-                              "(python -m paac_tf.apex_replay)." % (address, ", ".join(missing)))
+                              "(python -m paac_tf.commands.apex_replay)." % (
+                                  address, ", ".join(missing)))
   served = info[replay_layout.REPLAY_TABLE].signature
   wanted = layout.item_signature()
   same = False

@@ -17,7 +17,7 @@ is frames [t-S+1 .. t] (the env shifts its stack by one image per step, which th
 checks). Otherwise (vector observations, or single_frames=False) a frame is the whole
 observation and S = 1.
 
-An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/agents/apex/n_step.py`) is
+An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/runners/apex/n_step.py`) is
   frames      [S + n, *frame_shape]  frames t-S+1 .. t+n of its stream
   transition  float32 [4]            (a_t, R, D, k), unpacked by `ReplayLayout.unpack`:
                 a_t  the action,
@@ -36,11 +36,11 @@ transition carries it.
 """
 import collections
 
-import gin
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.apex import n_step
+from paac_tf.runners.apex import n_step
+from paac_tf.runtime import checks
 
 REPLAY_TABLE = "replay"
 WEIGHTS_TABLE = "weights"
@@ -53,7 +53,7 @@ class FrameStackError(RuntimeError):
   """An environment's observation stacks do not shift by one image per step."""
 
 
-@gin.configurable(module="apex", denylist=["observation_spec"])
+@checks.configurable(module="apex", denylist=["observation_spec"])
 class ReplayLayout:
   """How transitions of an environment with `observation_spec` are stored in replay.
 
@@ -64,7 +64,8 @@ class ReplayLayout:
       Atari), rather than each observation once; no effect on vector observations.
   """
 
-  def __init__(self, observation_spec, n_step=3, single_frames=True):
+  def __init__(self, observation_spec, n_step: checks.Count = 3,
+               single_frames: checks.Bool = True):
     self.observation_shape = tuple(int(d) for d in observation_spec.shape)
     self.dtype = tf.as_dtype(observation_spec.dtype)
     self.n_step = int(n_step)

@@ -8,6 +8,7 @@ into their local network. `done` tells actors on other hosts that training is ov
 import time
 
 import numpy as np
+import reverb
 import tree
 
 from paac_tf import errors
@@ -25,7 +26,6 @@ def publish(client, model, learner_step, done=False, timeout_s=60.0, address=Non
   replay_client.ReplayUnavailableError if the server does not confirm it within `timeout_s`,
   or, given its `address`, as soon as the server is found gone (the item is then dropped:
   a later publication replaces it anyway)."""
-  import reverb  # pylint: disable=import-outside-toplevel
   data = {"done": np.bool_(done), "learner_step": np.int64(learner_step),
           "variables": [np.asarray(v.numpy()) for v in model.variables]}
   deadline = time.monotonic() + float(timeout_s)

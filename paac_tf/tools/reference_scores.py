@@ -1,6 +1,6 @@
 """Published reference scores and training budgets, from the CSVs packaged in paac_tf/data.
 
-  from paac_tf import reference_scores as ref
+  from paac_tf.tools import reference_scores as ref
   ref.game_key("PongNoFrameskip-v4")          # -> "Pong"
   ref.atari_scores()["Pong"]["human"]         # -> 14.6
   ref.human_normalized("Pong", 0.0)           # -> 0.586... (a fraction, not %)
@@ -11,6 +11,7 @@ Sources of every column are in paac_tf/data/SOURCES.md. The PAAC paper's own sco
 """
 import csv
 import functools
+import importlib.resources as resources
 import io
 import pkgutil
 import re
@@ -53,7 +54,6 @@ APEX_MEDIAN_HNS_HUMAN_STARTS = 3.58
 def _read_data(name):
   """The text of a file in paac_tf/data (works from a wheel, an egg or a source tree)."""
   try:
-    import importlib.resources as resources  # pylint: disable=import-outside-toplevel
     return (resources.files("paac_tf") / "data" / name).read_text(encoding="utf-8")
   except (AttributeError, FileNotFoundError, NotADirectoryError, ModuleNotFoundError):
     data = pkgutil.get_data("paac_tf", "data/" + name)

@@ -11,24 +11,30 @@ Per batch of replay items (see `paac_tf/runners/apex/replay_layout.py` for the l
   6. returns the items' keys and new priorities |TD error| + epsilon (as Acme's DQN
      learner does), which the caller writes back to Reverb.
 """
-import gin
 import tensorflow as tf
 
-from paac_tf.agents import optimizers
-from paac_tf.agents.apex import losses
-from paac_tf.agents.apex import priorities as priorities_lib
+from paac_tf.networks import optimizers
+from paac_tf.algorithms.apex import losses
+from paac_tf.algorithms.apex import priorities as priorities_lib
+from paac_tf.runtime import checks
 
 OPTIMIZERS = ("rmsprop", "adam")
 
 
-@gin.configurable(module="apex", denylist=["q_network", "target_network", "layout"])
+@checks.configurable(module="apex", denylist=["q_network", "target_network", "layout"])
 class ApexLearnerStep(tf.Module):
   """Holds online and target networks and the optimizer; `train(sample)` is compiled."""
+  # The metrics that must stay finite (the learner stops, keeping its last checkpoint).
+  finite_metric_keys = ("Losses/huber", "Optimizer/global_norm")
 
-  def __init__(self, q_network, target_network, layout, optimizer="rmsprop",
-               learning_rate=0.00025 / 4, rmsprop_decay=0.95, rmsprop_epsilon=1.5e-7,
-               adam_epsilon=1.5e-4, max_grad_norm=40.0, target_update_period=2500,
-               importance_beta=0.4, huber_delta=1.0, jit_compile=False):
+  def __init__(self, q_network, target_network, layout,
+               optimizer: checks.one_of(OPTIMIZERS) = "rmsprop",
+               learning_rate: checks.Positive = 0.00025 / 4,
+               rmsprop_decay: checks.Decay = 0.95, rmsprop_epsilon: checks.Positive = 1.5e-7,
+               adam_epsilon: checks.Positive = 1.5e-4, max_grad_norm: checks.Positive = 40.0,
+               target_update_period: checks.Count = 2500,
+               importance_beta: checks.Probability = 0.4, huber_delta: checks.Positive = 1.0,
+               jit_compile: checks.Bool = False):
     super().__init__(name="apex_learner_step")
     if optimizer not in OPTIMIZERS:
       raise ValueError("ApexLearnerStep.optimizer must be one of %s, got %r."
@@ -59,6 +65,16 @@ class ApexLearnerStep(tf.Module):
     else:
       self.optimizer._create_all_weights(variables)  # pylint: disable=protected-access
     self.update_target()
+
+  @property
+  def network(self):
+    """The online network: published to the actors, exported."""
+    return self.q_network
+
+  def checkpoint_trackables(self):
+    """What a checkpoint holds of the learner (the names are those of existing runs)."""
+    return {"q_network": self.q_network, "target_network": self.target_network,
+            "optimizer": self.optimizer, "learner_steps": self.steps}
 
   def update_target(self):
     for target, online in zip(self.target_network.variables, self.q_network.variables):

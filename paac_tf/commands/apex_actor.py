@@ -1,7 +1,7 @@
 r"""Runs one Ape-X actor as a program of its own (the one-machine launcher starts one per
 actor; on several hosts, start them by hand).
 
-  python -m paac_tf.apex_actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
+  python -m paac_tf.commands.apex_actor --replay_address=HOST:PORT --actor_index=I --num_actors=N \
       --gin_file=apex_atari.gin [--gin_bindings=...] [--root_dir=DIR]
 
 What an actor does, and when it stops, is described in `paac_tf/runners/apex/actor.py`.
@@ -28,6 +28,8 @@ def _define_flags():
   flags.DEFINE_integer("seed", None, "Environment/exploration seed (default: derived from "
                        "train_eval.seed and the actor index).")
   flags.DEFINE_integer("parent_pid", None, "Exit when this process is gone (launcher use).")
+  flags.DEFINE_string("algorithm", None, "The algorithm whose acting the actor runs "
+                      "(default: train_eval.algorithm).")
 
 
 def main(argv):
@@ -40,14 +42,17 @@ def main(argv):
                            % (FLAGS.actor_index, FLAGS.num_actors))
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import processes  # pylint: disable=import-outside-toplevel
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
+  train_eval.load_configurables()
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
+  algorithm = family.configured(FLAGS.algorithm)
   seed = FLAGS.seed
   if seed is not None:
     validation.check_flag("seed", "train_eval.seed", seed)
@@ -55,8 +60,8 @@ def main(argv):
     seed = actor.actor_seed(config.configured("train_eval.seed", 0), FLAGS.actor_index)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir) if FLAGS.root_dir else None
   processes.run_then_exit(lambda: actor.apex_actor(
-      FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name, root_dir=root_dir,
-      seed=seed, parent_pid=FLAGS.parent_pid))
+      FLAGS.replay_address, FLAGS.actor_index, FLAGS.num_actors, env_name, algorithm=algorithm,
+      root_dir=root_dir, seed=seed, parent_pid=FLAGS.parent_pid))
 
 
 def cli():

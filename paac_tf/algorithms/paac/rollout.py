@@ -14,9 +14,9 @@ Observations are copied once between the environments and the train step: each r
 observations live in one preallocated [t_max, n_e, ...] array (two, used in turn, as the
 last observation of a rollout is the first of the next), which an environment that can
 (`recv(out=...)`, the Atari vector env) fills directly with its NHWC conversion, and which
-action selection and the train step read without copying (`as_tensor`). Before, each
-observation was copied four times (the conversion, `act`'s and `train`'s argument
-conversions, which always copy numpy arrays, and the rollout's stacking).
+action selection and the train step read without copying (`tensor_views.as_tensor`).
+Before, each observation was copied four times (the conversion, `act`'s and `train`'s
+argument conversions, which always copy numpy arrays, and the rollout's stacking).
 
 Each rollout's first actions are chosen together with the previous rollout's bootstrap
 values, by one forward pass on its last observations, before that rollout's update: they
@@ -29,62 +29,21 @@ gradients from them (networks/stored_activations.py) instead of running the tors
 the rollout again; it runs it only on step 0, whose activations are from the weights before
 the last update. The activations stay in the tensors action selection returned, which go to
 the update as they are; the loop reads each call's actions and values through a view of its
-output (`numpy_view`), not a copy. Before, each step's activations (1.2 MB with arch_nips
-and n_e 32) were copied twice (`.numpy()`, then into one array for the update): action
-selection alone is 7% faster without (obs/s, 6 rounds in turn), the update 1.5% faster.
+output (`tensor_views.numpy_view`), not a copy. Before, each step's activations (1.2 MB
+with arch_nips and n_e 32) were copied twice (`.numpy()`, then into one array for the
+update): action selection alone is 7% faster without (obs/s, 6 rounds in turn), the update
+1.5% faster.
 """
 import inspect
 
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.agents.paac import agent as agent_lib
+from paac_tf.algorithms.paac import update
+from paac_tf.algorithms.paac import tensor_views
 from paac_tf.envs import batched
 
 LAST = batched.LAST
-# TensorFlow's alignment of the buffers of its tensors (EIGEN_MAX_ALIGN_BYTES): a tensor on
-# memory it does not own must start at such an address (else TF aborts the process).
-TENSOR_ALIGNMENT = 64
-
-
-def aligned_empty(shape, dtype):
-  """An uninitialised C-contiguous array whose data starts at a TENSOR_ALIGNMENT address."""
-  dtype = np.dtype(dtype)
-  nbytes = int(np.prod(shape)) * dtype.itemsize
-  raw = np.empty(nbytes + TENSOR_ALIGNMENT, np.uint8)
-  start = -raw.ctypes.data % TENSOR_ALIGNMENT
-  return raw[start:start + nbytes].view(dtype).reshape(shape)
-
-
-class _DLPackExport:
-  """What `np.from_dlpack` takes: a CPU tensor's DLPack capsule."""
-
-  def __init__(self, tensor):
-    self._capsule = tf.experimental.dlpack.to_dlpack(tensor)
-
-  def __dlpack__(self, stream=None):
-    del stream
-    return self._capsule
-
-  def __dlpack_device__(self):
-    return (1, 0)   # kDLCPU, device 0
-
-
-def numpy_view(tensor):
-  """A numpy array sharing the memory of the CPU tensor `tensor` (which it keeps alive), where
-  `tensor.numpy()` would copy it (~25 us for 1.2 MB; measured)."""
-  return np.from_dlpack(_DLPackExport(tensor))
-
-
-def as_tensor(array):
-  """A tensor of a numpy array that shares its memory (DLPack) when the array is
-  C-contiguous, writable and TENSOR_ALIGNMENT-aligned, else a copy (what
-  `tf.convert_to_tensor` always makes of a numpy array). The caller must not change a
-  shared array while the tensor is in use."""
-  if (array.flags.c_contiguous and array.flags.writeable and array.dtype != np.bool_ and
-      array.ctypes.data % TENSOR_ALIGNMENT == 0):
-    return tf.experimental.dlpack.from_dlpack(array.__dlpack__())
-  return tf.convert_to_tensor(array)
 
 
 class _GroupBuffer:
@@ -135,7 +94,7 @@ class RolloutRunner:
     spec = env.observation_spec()
     shape = (self.t_max, int(env.batch_size)) + tuple(spec.shape)
     # Observations of the current rollout and of the next one (its first step).
-    self._obs = [aligned_empty(shape, spec.dtype) for _ in range(2)]
+    self._obs = [tensor_views.aligned_empty(shape, spec.dtype) for _ in range(2)]
     # `act_stored`'s outputs of steps 1..t_max-1 per group, where the agent stores activations.
     self._acted = [[None] * len(self.groups) for _ in range(self.t_max - 1)]
     self._current = 0
@@ -159,13 +118,13 @@ class RolloutRunner:
     """(actions int64 [B], values float32 [B]) as numpy for group k's observation of step
     t (`_slot`), from one packed tensor; at steps 1..t_max-1 that tensor, holding the
     activations if they are stored, is kept for the update (`_acted`)."""
-    observation = as_tensor(self._slot(k, t))
+    observation = tensor_views.as_tensor(self._slot(k, t))
     if self.stores_activations and 0 < t < self.t_max:
       packed = self._concrete(self.agent.act_stored, observation)
       self._acted[t - 1][k] = packed
     else:
       packed = self._concrete(self.agent.act_packed, observation)
-    packed = numpy_view(packed)
+    packed = tensor_views.numpy_view(packed)
     return packed[:, 0].astype(np.int64), packed[:, 1]
 
   def _slot(self, k, t):
@@ -227,7 +186,7 @@ class RolloutRunner:
     else:
       metrics = self._concrete(self.agent.train_packed, *batch).numpy()
     self._current = 1 - self._current
-    return dict(zip(agent_lib.METRIC_NAMES, metrics))
+    return dict(zip(update.METRIC_NAMES, metrics))
 
   def _batch(self):
     """`train_packed`'s arguments: observations [T, n_e, ...] (the current rollout's array,
@@ -241,7 +200,7 @@ class RolloutRunner:
     values = values[0] if len(values) == 1 else np.concatenate(values, axis=1)
     step_data = np.stack([cat("rewards", np.float32), cat("discounts", np.float32),
                           cat("next_last", np.float32), cat("is_last", np.float32)])
-    return as_tensor(self._obs[self._current]), cat("actions"), step_data, values
+    return tensor_views.as_tensor(self._obs[self._current]), cat("actions"), step_data, values
 
 
 def _receives_into(env):

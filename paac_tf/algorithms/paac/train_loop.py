@@ -6,33 +6,39 @@ the n_e * t_max batch. Summaries, checkpoints, exports and the stop-on-signal ch
 between updates only, never inside the rollout.
 """
 import os
-import time
 
 from absl import logging
-import gin
 import numpy as np
-import tensorflow as tf
 
-from paac_tf.agents.paac import agent as agent_lib
-from paac_tf.runners.paac import rollout
+from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import export
+from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
+from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import specs
+from paac_tf.networks import torsos
+from paac_tf.runtime import cadence as cadence_lib
 from paac_tf.runtime import checkpointing
+from paac_tf.runtime import checks
 from paac_tf.runtime import config
-from paac_tf.runtime import health
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import summaries
 
 
-@gin.configurable(module="paac")
-def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers=8, t_max=5,
-               network="arch_nips", mlp_units=(64, 64), initializer="torch",
-               checkpoint_interval=1_000_000,
-               keep_checkpoints=3, summary_interval=20, export_interval=None,
-               stop_at_average_return=None, overlap_learner=False, precision="float32",
-               exporter=None):
+@checks.configurable(module="paac")
+def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count = 32,
+               num_workers: checks.NonNegativeInt = 8, t_max: checks.Count = 5,
+               network: checks.one_of(torsos.TORSOS) = "arch_nips",
+               mlp_units: checks.Units = (64, 64),
+               initializer: checks.one_of(torsos.INITIALIZERS) = "torch",
+               checkpoint_interval: checks.Count = 1_000_000,
+               keep_checkpoints: checks.Count = 3, summary_interval: checks.Count = 20,
+               export_interval: checks.OptionalCount = None,
+               stop_at_average_return: checks.OptionalNumber = None,
+               overlap_learner: checks.Bool = False,
+               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
 
   Args:
@@ -49,10 +55,11 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
       rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
       (paac_tf/networks/precision.py).
-    exporter: callable(agent, env, step) used for exports (given by the entry point).
+    exporter: callable(agent, env, step) that exports the policy of agent step `step` into
+      `export.export_dir(root_dir, env_name)` (given by the algorithm's run).
   Returns:
-    dict with final env_steps, updates, episodes (of the whole run, across resumes) and
-    average return.
+    A `runtime.cadence.RunResult`: env_steps, updates, episodes (of the whole run, across
+    resumes), average return, reason.
   """
   train_dir = os.path.join(root_dir, "train")
   run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
@@ -72,8 +79,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
                                               precision=precision, seed=seed)
       agent = agent_lib.PaacAgent(model, total_updates=total_updates,
                                   steps_per_update=num_envs * t_max, seed=seed)
-      env_steps = tf.Variable(0, dtype=tf.int64, name="env_steps")
-      episodes_done = tf.Variable(0, dtype=tf.int64, name="episodes")
+      env_steps, episodes_done = cadence_lib.counters()
       checkpointer = checkpointing.Checkpointer(
           train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
           rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
@@ -88,38 +94,42 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs=32, num_workers
       if restored and not stop.requested:
         # New episodes on resume: reseed the environments from the step count.
         env.close()
-        env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
+        env = environment.make_environment(env_name, num_envs=num_envs,
+                                           num_workers=num_workers,
                                            seed=seed + int(env_steps.numpy()))
-      return _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps,
-                  t_max, checkpoint_interval, summary_interval, export_interval,
-                  stop_at_average_return, overlap_learner, exporter, stop)
+      window = summaries.EpisodeWindow(100)
+      window.total = int(episodes_done.numpy())     # episodes of the run before a resume
+      steps = int(env_steps.numpy())
+
+      def save(at_steps):
+        cadence_lib.assign_counters(env_steps, episodes_done, at_steps, window.total)
+        checkpointer.save(at_steps)
+
+      # saved: a new run stopped before its first update still saves its step 0.
+      cadence = cadence_lib.Cadence(
+          root_dir, checkpoint_interval=checkpoint_interval, export_interval=export_interval,
+          summary_interval=summary_interval, start_steps=steps,
+          saved=checkpointer.manager.latest_checkpoint is not None, save=save,
+          export=lambda at_steps: exporter(agent, env, at_steps) if exporter else None,
+          export_dir=export.export_dir(root_dir, env_name), network=model,
+          finite_keys=("Losses/total", "Optimizer/global_norm"))
+      runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
+      return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
+                  total_steps, stop_at_average_return, stop)
     finally:
       env.close()
 
 
-def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_steps, t_max,
-         checkpoint_interval, summary_interval, export_interval, stop_at_average_return,
-         overlap_learner, exporter, stop):
-  writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
-  window = summaries.EpisodeWindow(100)
-  window.total = int(episodes_done.numpy())     # episodes of the run before a resume
-  steps = start_steps = int(env_steps.numpy())
+def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_return, stop):
+  """The loop: one rollout and update at a time until `total_steps` agent steps, the
+  target average return or a stop request (`stop`, checked before each update); returns
+  the cadence's RunResult."""
   progress = progress_lib.Progress(total_steps, start_step=steps)
-  next_checkpoint = (steps // checkpoint_interval + 1) * checkpoint_interval
-  next_export = (steps // export_interval + 1) * export_interval if export_interval else None
-  last_saved = steps if checkpointer.manager.latest_checkpoint else None
-  runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-  reason = "done"
   if not stop.requested:   # else stopped during the start-up: no update at all
     runner.start()
+  cadence.start_clock(steps)
   metrics = None
-  perf_t, perf_steps = time.monotonic(), steps
-
-  def save_checkpoint():
-    env_steps.assign(summaries.tf_scalar(steps, np.int64))
-    episodes_done.assign(summaries.tf_scalar(window.total, np.int64))
-    checkpointer.save(steps)
-  updates = int(agent.optimizer.iterations.numpy())
+  reason = "done"
   try:
     while steps < total_steps:
       if stop.requested:   # checked before each update: the current one always finishes
@@ -128,26 +138,10 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
       metrics = runner.run_update()
       steps += runner.steps_per_update
       updates += 1    # as agent.optimizer.iterations, without reading it every update
-      window.add(env.pop_finished_episodes())
-
-      if updates % summary_interval == 0:
-        values_np = _checked_metrics(metrics, updates)
-        now = time.monotonic()
-        values_np["Perf/steps_per_second"] = (steps - perf_steps) / max(now - perf_t, 1e-9)
-        perf_t, perf_steps = now, steps
-        writer.scalars(values_np, updates)
-        writer.episode_metrics(window, updates, steps)
+      window.add(runner.env.pop_finished_episodes())
+      cadence.summaries(metrics, updates, steps, window, steps_per_second=True)
       progress.update(steps, window.average_return)
-
-      if steps >= next_checkpoint:
-        _checked_metrics(metrics, updates)
-        health.check_finite_weights(agent.model, updates)
-        save_checkpoint()
-        last_saved = steps
-        next_checkpoint += checkpoint_interval
-      if next_export is not None and steps >= next_export and exporter is not None:
-        exporter(agent, env, steps)
-        next_export += export_interval
+      cadence.after_update(steps, updates, metrics)
       if stop_at_average_return is not None and len(window.returns) >= 100 and (
           window.average_return >= stop_at_average_return):
         reason = "target"
@@ -155,26 +149,10 @@ def _run(root_dir, env, agent, checkpointer, env_steps, episodes_done, total_ste
   finally:
     progress.update(steps, window.average_return, force=True)
     progress.close()
-    writer.flush()
-  writer.episode_metrics(window, updates, steps)
-  writer.close()
-  if steps != last_saved:   # a new run stopped before its first update saves step 0
-    _checked_metrics(metrics, updates)
-    health.check_finite_weights(agent.model, updates)
-    save_checkpoint()
-  # The final export: of what this process trained (none after a stop during the start-up)
-  # unless a second signal asked to hurry.
-  if exporter is not None and steps != start_steps and not stop.hurry:
-    exporter(agent, env, steps)
+    cadence.writer.flush()
+  # The final export (of what this process trained) is skipped if a second signal asked
+  # to hurry.
+  result = cadence.finish(steps, updates, metrics, window, reason, hurry=stop.hurry)
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
-  return {"env_steps": steps, "updates": updates, "episodes": window.total,
-          "average_return": window.average_return, "reason": reason}
-
-
-def _checked_metrics(metrics, updates):
-  """The metrics as numbers; stops training on a non-finite loss or gradient norm."""
-  if metrics is None:
-    return {}
-  values = {k: float(v) for k, v in metrics.items()}
-  return health.check_finite_metrics(values, ("Losses/total", "Optimizer/global_norm"), updates)
+  return result

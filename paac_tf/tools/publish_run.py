@@ -1,6 +1,6 @@
 """Publishes a finished (or stopped) run under results/<name>/ with everything to repeat it.
 
-  python tools/publish_run.py --run_dir=runs/pong_paac --name=pong_paac \
+  python -m paac_tf.tools.publish_run --run_dir=runs/pong_paac --name=pong_paac \
       --command="python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/pong_paac"
 
 Writes results/<name>/: curve.png (return against frames and wall time), summaries.csv
@@ -31,7 +31,12 @@ import shutil
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from paac_tf.envs import names
+from paac_tf.tools import events
+from paac_tf.tools import reference_scores as ref
+
+# The repository: paac_tf/tools/ is two folders below it.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(*args):
@@ -85,14 +90,10 @@ def main():
     target = os.path.join(out, "policy", *os.path.normpath(policy).split(os.sep)[-2:])
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(policy, target)
-  sys.path.insert(0, REPO)
-  from paac_tf.tools import events  # pylint: disable=import-outside-toplevel
   ev = events.read_run_events(os.path.join(args.run_dir, "train"))
   with open(os.path.join(args.run_dir, "train", "run_config.json")) as f:
     run_config = json.load(f)
   steps = int(ev.last_env_step() or 0)
-  from paac_tf import reference_scores as ref  # pylint: disable=import-outside-toplevel
-  from paac_tf.envs import names  # pylint: disable=import-outside-toplevel
   atari = names.resolve_atari(run_config.get("env_name", "")) is not None
   info = {"command": args.command, "wall_time_s": ev.wall_time_s(), "agent_steps": steps,
           "frames": steps * ref.FRAMES_PER_AGENT_STEP if atari else None,
@@ -105,8 +106,9 @@ def main():
               check=False).stdout.strip() or None}
   info.update({k: v for k, v in (("config", args.config), ("machine_note", args.machine_note))
                if v})
-  if run_config.get("algorithm") == "apex":   # learner steps, batches/s, replay ratio
-    info.update(events.learner_rates(ev))
+  # A learner's steps, batches/s and replay ratio, from its summaries (none for a run
+  # without a learner).
+  info.update(events.learner_rates(ev))
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)

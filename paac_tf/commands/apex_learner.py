@@ -1,7 +1,7 @@
 r"""Runs the Ape-X learner as a program of its own (one host of a multi-host run;
 `python -m paac_tf.train --gin_file=apex_*.gin` runs it inside the one-machine launcher).
 
-  python -m paac_tf.apex_learner --replay_address=HOST:PORT --root_dir=DIR \
+  python -m paac_tf.commands.apex_learner --replay_address=HOST:PORT --root_dir=DIR \
       --gin_file=apex_atari.gin [--gin_bindings=...]
 
 What the learner does and writes under --root_dir is described in
@@ -25,6 +25,8 @@ def _define_flags():
   flags.DEFINE_string("env_name", None, "Environment (default: train_eval.env_name).")
   flags.DEFINE_integer("total_steps", None, "Agent steps (default: train_eval.total_steps).")
   flags.DEFINE_integer("seed", None, "Seed (default: train_eval.seed or 0).")
+  flags.DEFINE_string("algorithm", None, "The algorithm whose update the learner runs "
+                      "(default: train_eval.algorithm).")
 
 
 def main(argv):
@@ -34,15 +36,18 @@ def main(argv):
     raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import learner  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import processes  # pylint: disable=import-outside-toplevel
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import run_lock  # pylint: disable=import-outside-toplevel
+  train_eval.load_configurables()
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
+  algorithm = family.configured(FLAGS.algorithm)
   total_steps = validation.flag_or_configured("total_steps", "train_eval.total_steps",
                                              FLAGS.total_steps)
   if total_steps is None:
@@ -50,13 +55,13 @@ def main(argv):
   seed = validation.flag_or_configured("seed", "train_eval.seed", FLAGS.seed, default=0)
   root_dir = root_dirs.prepare_root_dir(FLAGS.root_dir)
   # Before anything is written; held until the process ends (run_then_exit), which drops it.
-  run_lock.acquire(root_dir, what="paac_tf.apex_learner")
+  run_lock.acquire(root_dir, what="paac_tf.commands.apex_learner")
 
   def train():
     result = learner.apex_learner(FLAGS.replay_address, root_dir, env_name, int(total_steps),
-                                  seed=seed)
+                                  algorithm=algorithm, seed=seed)
     config.write_operative_config(root_dir)
-    logging.info("Result: %s", result)
+    logging.info("Result: %s", result.as_dict())
 
   processes.run_then_exit(train)
 

@@ -1,6 +1,6 @@
 r"""Runs the Ape-X replay server as a program of its own (one host of a multi-host run).
 
-  python -m paac_tf.apex_replay --port=P --gin_file=apex_atari.gin \
+  python -m paac_tf.commands.apex_replay --port=P --gin_file=apex_atari.gin \
       [--checkpoint_dir=DIR] [--checkpoint_interval_s=S] [--env_name=...]
 
 It serves until SIGINT/SIGTERM, checkpointing on the way out with --checkpoint_dir. The
@@ -31,10 +31,11 @@ def main(argv):
     raise errors.UserError("Give --port (the port actors and learner connect to).")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
-  from paac_tf import configurables  # noqa: F401  (imported to register the gin configurables)
+  from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay  # pylint: disable=import-outside-toplevel
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  train_eval.load_configurables()
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first
   replay.serve(FLAGS.port, env_name, FLAGS.checkpoint_dir, FLAGS.checkpoint_interval_s)

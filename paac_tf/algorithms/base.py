@@ -1,0 +1,86 @@
+"""What an algorithm provides to the rest of the package: the one seam between them.
+
+An algorithm is one object, a subclass of `Algorithm` registered under its name
+(`registry.register`). Nothing outside its package asks which algorithm it is; it asks
+the object:
+
+- its run (`run`, `launchers`): train_eval hands it the resolved environment and the run's
+  length and seed, and it returns a `runtime.cadence.RunResult`;
+- its configuration's cross-parameter checks (`check_config`; each parameter's own
+  allowed values sit in its configurable's signature, `runtime/checks.py`);
+- its network: the spec training records in train/run_config.json (`network_spec`), the
+  network rebuilt from it (`build_network`), the gin configurable that held its settings in
+  runs recorded before the spec was (`network_configurable`, `network_parameters`), and
+  the key of the trained network in its checkpoints (`checkpoint_model_key`);
+- its exported policy (`policy_scores`, `output_names`, `exploration`, `export_greedy`,
+  `eval_epsilon`): what the SavedModel's serving signature returns and how it picks an
+  action, read by policies/saved_model.py, checkpoint_export.py and evaluation.py.
+"""
+from paac_tf.algorithms import registry
+
+
+class Algorithm:
+  """The interface; subclasses set the attributes and implement the methods.
+
+  Attributes:
+    name: the name configs, run records and export metadata use (train_eval.algorithm).
+    display_name: the name in tables and messages ('PAAC', 'Ape-X').
+    launchers: the train_eval.launcher values the algorithm runs under.
+    checkpoint_model_key: the trained network's key in the run's checkpoints.
+    network_configurable, network_parameters: the gin configurable that holds the
+      network's settings and those settings, as runs that predate the recorded spec
+      wrote them in their operative config.
+    output_names: the serving signature's outputs, 'action' first.
+    exploration: how a non-greedy export acts: 'sample' (from softmax(scores)) or
+      'epsilon_greedy' (argmax, a uniform random action with probability epsilon).
+    export_greedy: whether an export is greedy (argmax) unless asked otherwise.
+  """
+  name = None
+  launchers = ("local",)
+  checkpoint_model_key = "model"
+  network_configurable = None
+  network_parameters = ()
+  output_names = ("action",)
+  exploration = "sample"
+  export_greedy = False
+
+  def __repr__(self):
+    return "<algorithm %r>" % self.name
+
+  @property
+  def display_name(self):
+    """The name in tables and messages: a built-in algorithm's registry line's (subclasses
+    defined elsewhere set their own)."""
+    return registry.BUILTIN[self.name][1] if self.name in registry.BUILTIN else self.name
+
+  # --- the run ------------------------------------------------------------------------------
+  def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
+    """Trains in `root_dir` on `env` (an `envs.names.Environment`: resolved once, where the
+    run starts) for `total_steps` agent steps; returns a `runtime.cadence.RunResult`."""
+    raise NotImplementedError
+
+  def check_config(self, bound):
+    """Checks of the parsed configuration that span parameters; `bound(binding, default)`
+    reads a bound value. Raises errors.ConfigError."""
+    del bound
+
+  # --- the network --------------------------------------------------------------------------
+  def network_spec(self, num_actions, observation_spec, **settings):
+    """The JSON-able spec (networks/specs.py) of the network with these settings."""
+    raise NotImplementedError
+
+  def build_network(self, spec):
+    """The network of a spec, with fresh variables (to restore a checkpoint into)."""
+    raise NotImplementedError
+
+  # --- the exported policy ------------------------------------------------------------------
+  def policy_scores(self, model, observation):
+    """(scores [B, A] that actions are chosen from, {output name: tensor} of the serving
+    signature's other outputs) for a batch of observations."""
+    raise NotImplementedError
+
+  def eval_epsilon(self, greedy):
+    """The evaluation epsilon of an export of this algorithm (greedy or not) unless the
+    user gives one."""
+    del greedy
+    return 0.0

@@ -1,0 +1,179 @@
+"""A training loop's bookkeeping, the same for every algorithm: summaries, non-finite checks,
+checkpoint and export cadence, the "already exported" rule, and the run's result.
+
+A loop makes one `Cadence` and calls it between updates:
+
+  cadence = Cadence(root_dir, total_steps=..., start_steps=..., save=..., export=..., ...)
+  while ...:
+    metrics = <one update>
+    cadence.summaries(metrics, updates, steps, window)   # every summary_interval updates
+    cadence.after_update(steps, updates, metrics)        # checkpoint and export when due
+  result = cadence.finish(steps, updates, metrics, window, reason)
+
+Checkpoints and exports are due at every multiple of their interval in agent steps (the
+first step count at or past it). Nothing non-finite is saved: before a checkpoint the last
+update's metrics (`finite_keys`) and the network's weights are checked, and a
+TrainingDivergedError stops the run, the last good checkpoint kept. An export whose version
+directory exists already is skipped. The final export is of what this process trained: none
+when no update ran (a stop during the start-up, a resumed run that had finished), none when
+a second signal asked to hurry (`finish(..., hurry=True)`); the final checkpoint is always
+written (a new run stopped before its first update saves its step 0).
+"""
+import dataclasses
+import os
+import time
+from typing import Any, Dict
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from paac_tf.runtime import health
+from paac_tf.runtime import summaries
+
+
+@dataclasses.dataclass
+class RunResult:
+  """What a training run did, the same fields for every algorithm.
+
+  Attributes:
+    env_steps: agent steps done, over the whole run (resumes included).
+    updates: gradient steps (PAAC updates, Ape-X learner steps), over the whole run.
+    episodes: episodes finished over the whole run.
+    average_return: the average return of the last 100 episodes (nan before the first).
+    reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
+      average return reached) or 'signal' (SIGINT/SIGTERM).
+    extras: what else the algorithm reports (Ape-X: replay and actor counts, ...).
+  """
+  env_steps: int
+  updates: int
+  episodes: int
+  average_return: float
+  reason: str
+  extras: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+  def as_dict(self):
+    """Every field and extra in one flat dict (the form the logs print)."""
+    out = {"env_steps": self.env_steps, "updates": self.updates, "episodes": self.episodes,
+           "average_return": self.average_return, "reason": self.reason}
+    out.update(self.extras)
+    return out
+
+
+def next_multiple(steps, interval):
+  """The first multiple of `interval` above `steps`."""
+  return (int(steps) // int(interval) + 1) * int(interval)
+
+
+class Cadence:
+  """The bookkeeping of one training loop (see the module docstring).
+
+  Args:
+    root_dir: the run directory (summaries go to root_dir/train).
+    checkpoint_interval, export_interval: agent steps between checkpoints and between
+      exports (export_interval None: at the end only).
+    summary_interval: updates between the metric summaries.
+    start_steps: the agent steps of the run so far (a resumed run's).
+    saved: whether a checkpoint of `start_steps` exists (a resumed run's).
+    save: save(steps) writes the checkpoint of agent step `steps`.
+    export: export(steps) exports the policy of agent step `steps`, into
+      `export_dir/<steps>`.
+    network: the network whose weights must be finite before a checkpoint.
+    finite_keys: the metrics that must be finite (a loss, the gradient norm).
+    step_name: what an update is called in messages ('update', 'learner step').
+  """
+
+  def __init__(self, root_dir, *, checkpoint_interval, export_interval, summary_interval,
+               start_steps, saved, save, export, export_dir, network, finite_keys,
+               step_name="update"):
+    self.writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
+    self.summary_interval = int(summary_interval)
+    self.checkpoint_interval = int(checkpoint_interval)
+    self.export_interval = int(export_interval) if export_interval else None
+    self.next_checkpoint = next_multiple(start_steps, self.checkpoint_interval)
+    self.next_export = (next_multiple(start_steps, self.export_interval)
+                        if self.export_interval else None)
+    self.saved_at = int(start_steps) if saved else None
+    self._save, self._export, self.export_dir = save, export, export_dir
+    self.network, self.finite_keys, self.step_name = network, tuple(finite_keys), step_name
+    self._perf = (time.monotonic(), int(start_steps))
+    self.trained = False   # whether an update ran in this process (after_update was called)
+
+  def start_clock(self, steps):
+    """Starts the agent-steps-per-second clock at `steps` (when the loop starts stepping)."""
+    self._perf = (time.monotonic(), int(steps))
+
+  def checked(self, metrics, updates):
+    """The metrics as floats ({} before the first update); TrainingDivergedError if one of
+    `finite_keys` is not finite."""
+    if metrics is None:
+      return {}
+    values = {k: float(v) for k, v in metrics.items()}
+    return health.check_finite_metrics(values, self.finite_keys, updates,
+                                       step_name=self.step_name)
+
+  def summaries(self, metrics, updates, steps, window=None, steps_per_second=False):
+    """Every `summary_interval` updates: the metrics (checked), the agent steps per second
+    since the last such summary (`steps_per_second`), the episode metrics of `window`."""
+    if updates % self.summary_interval:
+      return
+    values = self.checked(metrics, updates)
+    if steps_per_second:
+      now = time.monotonic()
+      values["Perf/steps_per_second"] = (steps - self._perf[1]) / max(now - self._perf[0], 1e-9)
+      self._perf = (now, steps)
+    self.writer.scalars(values, updates)
+    if window is not None:
+      self.writer.episode_metrics(window, updates, steps)
+
+  def after_update(self, steps, updates, metrics):
+    """Saves a checkpoint and exports when due (`steps` past the next multiple)."""
+    self.trained = True
+    if steps >= self.next_checkpoint:
+      self.save(steps, updates, metrics)
+      self.next_checkpoint = next_multiple(steps, self.checkpoint_interval)
+    if self.next_export is not None and steps >= self.next_export:
+      self.export(steps)
+      self.next_export = next_multiple(steps, self.export_interval)
+
+  def save(self, steps, updates, metrics):
+    """The checkpoint of agent step `steps`, once the metrics and weights are finite."""
+    self.checked(metrics, updates)
+    health.check_finite_weights(self.network, updates, step_name=self.step_name)
+    self._save(int(steps))
+    self.saved_at = int(steps)
+
+  def export(self, steps):
+    """Exports the policy of agent step `steps`, unless that version exists already (then
+    a log line; returns None). Returns the version directory written."""
+    path = os.path.join(self.export_dir, str(int(steps)))
+    if tf.io.gfile.exists(path):
+      logging.info("Export %s exists already; skipped.", path)
+      return None
+    return self._export(int(steps))
+
+  def finish(self, steps, updates, metrics, window, reason, hurry=False, **extras):
+    """The end of the run: the episode metrics, the last checkpoint (unless this step's is
+    saved), the final export (if an update ran in this process, and not `hurry`: a second
+    signal asked to skip what is optional); returns the RunResult."""
+    self.writer.episode_metrics(window, updates, steps)
+    self.writer.close()
+    if self.saved_at != int(steps):
+      self.save(steps, updates, metrics)
+    if self.trained and not hurry:
+      self.export(steps)
+    return RunResult(env_steps=int(steps), updates=int(updates), episodes=int(window.total),
+                     average_return=window.average_return, reason=reason, extras=extras)
+
+
+def counters():
+  """The agent-step and episode counters a checkpoint holds beside the algorithm's state
+  (int64 variables `env_steps` and `episodes`, the names of existing runs)."""
+  return (tf.Variable(0, dtype=tf.int64, name="env_steps"),
+          tf.Variable(0, dtype=tf.int64, name="episodes"))
+
+
+def assign_counters(env_steps_var, episodes_var, env_steps, episodes):
+  """Sets the checkpoint's counters before a save."""
+  env_steps_var.assign(summaries.tf_scalar(env_steps, np.int64))
+  episodes_var.assign(summaries.tf_scalar(episodes, np.int64))
