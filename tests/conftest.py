@@ -3,6 +3,7 @@ import json
 import multiprocessing
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -26,8 +27,18 @@ def run_module(module, *args, timeout=600, env=None, cwd=REPO):
   """Runs `python -m module args` as a user would; returns the CompletedProcess."""
   full_env = dict(os.environ)
   full_env.update(env or {})
-  return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
-                        capture_output=True, text=True, timeout=timeout)
+  command = [sys.executable, "-m", module, *args]
+  # A session of its own: a command that runs past `timeout` is killed with every process
+  # it started (subprocess.run's timeout kills the command alone; its children lived on).
+  with subprocess.Popen(command, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+    try:
+      stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+      os.killpg(proc.pid, signal.SIGKILL)
+      proc.communicate()
+      raise
+  return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
 
 
 def run_snippet_json(code, timeout, cwd=REPO):

@@ -5,7 +5,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -19,6 +18,7 @@ from paac_tf.tools import results_table
 from paac_tf.tools import run_labels
 from paac_tf.tools import run_results
 
+from conftest import run_module
 from conftest import run_snippet_json
 
 pytestmark = pytest.mark.timeout(60)
@@ -169,10 +169,9 @@ def _header(markdown):
 
 
 def _run_cli(module, *args, cwd, timeout=60):
-  env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
-             TF_CPP_MIN_LOG_LEVEL="2")
-  return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env,
-                        capture_output=True, text=True, timeout=timeout)
+  env = {"PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+         "TF_CPP_MIN_LOG_LEVEL": "2"}
+  return run_module(module, *args, timeout=timeout, env=env, cwd=cwd)
 
 
 # --- reference scores ---------------------------------------------------------------------
