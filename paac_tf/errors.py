@@ -42,6 +42,13 @@ def exit_now(status):
   os._exit(status)  # pylint: disable=protected-access
 
 
+def refuse_arguments(argv):
+  """Raises a UserError if a command that takes flags only got positional arguments
+  (absl's argv[1:])."""
+  if len(argv) > 1:
+    raise UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+
+
 def run_cli(main_fn):
   """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
   and exits with status 2 (no traceback). Every entry point of the package uses this."""

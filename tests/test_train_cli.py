@@ -224,3 +224,13 @@ def test_unsupported_python_stops_at_once(version):
   assert setup.returncode != 0 and "3.9 to 3.11" in setup.stderr, setup.stderr
   with open(os.path.join(REPO, "Makefile")) as f:
     assert '$(PYTHON) -c "import paac_tf"' in f.read()
+
+
+@pytest.mark.parametrize("module, flag", [("paac_tf.train", "--gin_file=cartpole.gin"),
+                                          ("paac_tf.evaluate", "--policy_dir=/nonexistent"),
+                                          ("paac_tf.export", "--root_dir=/nonexistent")])
+def test_a_positional_argument_is_refused_in_one_line(module, flag):
+  proc = run_module(module, "stray", flag, timeout=120)
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stderr.strip().splitlines()[-1] == "error: Unexpected arguments: stray"
+  assert "Traceback" not in proc.stderr

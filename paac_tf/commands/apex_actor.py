@@ -33,8 +33,7 @@ def _define_flags():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   if not FLAGS.replay_address:
     raise errors.UserError("Give --replay_address=HOST:PORT of the replay server.")
   if not 0 <= FLAGS.actor_index < FLAGS.num_actors:

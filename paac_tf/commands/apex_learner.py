@@ -30,8 +30,7 @@ def _define_flags():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   if not FLAGS.replay_address or not FLAGS.root_dir:
     raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow

@@ -25,8 +25,7 @@ def _define_flags():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   if FLAGS.port is None:
     raise errors.UserError("Give --port (the port actors and learner connect to).")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow

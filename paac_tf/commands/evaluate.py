@@ -56,8 +56,7 @@ def _define_flags():
 
 def main(argv):
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   summary = evaluation.evaluate(
       FLAGS.policy_dir, episodes=FLAGS.episodes, epsilon=FLAGS.epsilon,
       env_name=FLAGS.env_name, noop_max=FLAGS.noop_max,

@@ -38,8 +38,7 @@ def _define_flags():
 
 def main(argv):
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   root_dir = root_dirs.absolute(FLAGS.root_dir)
   # An export into the run (the default) is refused at once if the run is in use, before
   # TensorFlow loads; export_checkpoint locks (again, as a no-op) in any case.

@@ -82,8 +82,7 @@ def final_lines(result, signal_name, command):
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   if not FLAGS.gin_file:
     raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
   result = api.train(FLAGS.gin_file, FLAGS.gin_bindings, root_dir=FLAGS.root_dir)

@@ -375,8 +375,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise errors.UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
+  errors.refuse_arguments(argv)
   if not FLAGS.gin_file:
     raise errors.UserError("Give the run's config, e.g. --gin_file=apex_atari.gin.")
   if FLAGS.learner_sweep:
