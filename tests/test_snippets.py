@@ -87,16 +87,18 @@ def test_a_guarded_script_still_gives_its_workers_its_own_environments(tmp_path)
 
 
 ASK = "from paac_tf.envs import main_module\nprint(repr(main_module.rerun_is_unsafe()))\n"
+# start() and join() on one line: the main thread is on line 4 whichever it is in when the
+# thread asks (on two lines the answer raced between them).
 IN_A_THREAD = ("import threading\nfrom paac_tf.envs import main_module\n"
                "t = threading.Thread(target=lambda: print(repr(main_module.rerun_is_unsafe())))\n"
-               "t.start()\nt.join()\n")
+               "t.start(); t.join()\n")
 
 
 @pytest.mark.parametrize("caller, code, expected", [
     ("stdin", ASK, "the main module <stdin> has no file to run again"),
     ("c", ASK, "None"),
     ("script", ASK, "line 2 of SCRIPT runs outside"),
-    ("script", IN_A_THREAD, "line 5 of SCRIPT runs outside"),   # the main thread: join()
+    ("script", IN_A_THREAD, "line 4 of SCRIPT runs outside"),   # the main thread's line
     ("script", "if __name__ == '__main__':\n  " + ASK.replace("\n", "\n  "), "None"),
 ], ids=["stdin", "c", "script", "script-thread", "guarded-script"])
 def test_which_callers_the_workers_start_without(caller, code, expected, tmp_path):
