@@ -290,6 +290,18 @@ def drive(plan, slots, allow_alone, tick_s, commit):
     time.sleep(tick_s)
 
 
+def write_checkpoint_index(train_dir, step):
+  """Writes train_dir/checkpoint naming ckpt-<step> alone, as TF's CheckpointManager
+  writes it: with the checkpoint's timestamp above the last preserved one. Without the
+  timestamps the manager lists no checkpoint, and the run starts again from step 0 (the
+  state saved before this was written so: `restore` rewrites its index)."""
+  stamp = os.path.getmtime(os.path.join(train_dir, "ckpt-%d.index" % step))
+  with open(os.path.join(train_dir, "checkpoint"), "w") as f:
+    f.write('model_checkpoint_path: "ckpt-%d"\nall_model_checkpoint_paths: "ckpt-%d"\n'
+            'all_model_checkpoint_timestamps: %.6f\nlast_preserved_timestamp: %.6f\n'
+            % (step, step, stamp, stamp - 1.0))
+
+
 def save(plan):
   """Copies each unfinished run's newest checkpoint, summaries and state into STATE_DIR."""
   for run in plan["runs"]:
@@ -309,9 +321,7 @@ def save(plan):
         os.path.join(train, "events.out.tfevents*")) + [os.path.join(train, "run_config.json")]
     for path in names:
       shutil.copy2(path, os.path.join(tmp, "train"))
-    with open(os.path.join(tmp, "train", "checkpoint"), "w") as f:
-      f.write('model_checkpoint_path: "ckpt-%d"\nall_model_checkpoint_paths: "ckpt-%d"\n'
-              % (step, step))
+    write_checkpoint_index(os.path.join(tmp, "train"), step)
     for name in ("operative_config.gin", RUN_STATE, "load.csv"):
       if os.path.exists(os.path.join(directory, name)):
         shutil.copy2(os.path.join(directory, name), tmp)
@@ -331,6 +341,7 @@ def restore(plan):
       print("%s: %s is as new as the saved state; kept" % (run["name"], directory))
       continue
     shutil.copytree(source, directory, dirs_exist_ok=True)
+    write_checkpoint_index(os.path.join(directory, "train"), checkpoint_step(source))
     state = read_state(directory)
     state.pop("pid", None)
     write_state(directory, state)
