@@ -145,27 +145,28 @@ def _result(text):
 @pytest.mark.timeout(720)
 def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_actor_kill(
     cluster, tmp_path):
-  from paac_tf.runners.apex import ray_launcher  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import ray_connection  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import ray_run  # pylint: disable=import-outside-toplevel
   ray, cluster, actor_node = cluster
   root = tmp_path / "run"
   log_path = tmp_path / "train.log"
-  namespace = ray_launcher.namespace_for(root)
+  namespace = ray_connection.namespace_for(root)
   start = time.monotonic()
   command = _start(root, cluster.address, PLACEMENT, log_path)
   try:
-    places = [_wait_for(lambda i=i: _where(ray, ray_launcher.ACTOR_NAME % i, namespace), 240,
+    places = [_wait_for(lambda i=i: _where(ray, ray_run.ACTOR_NAME % i, namespace), 240,
                         "actor %d" % i, command, log_path) for i in range(2)]
     assert [p["node_id"] for p in places] == [actor_node.node_id] * 2, places
-    for name in (ray_launcher.LEARNER_NAME, ray_launcher.REPLAY_NAME):
+    for name in (ray_run.LEARNER_NAME, ray_run.REPLAY_NAME):
       assert _where(ray, name, namespace)["node_id"] == cluster.head_node.node_id, name
     # Mid-run: both actors act with the learner's weights; then actor 0's process dies.
     _wait_for(lambda: read_text(log_path).count("acting with the weights") >= 2, 240,
               "both actors acting", command, log_path)
     time.sleep(10)
-    ray.kill(ray.get_actor(ray_launcher.ACTOR_NAME % 0, namespace=namespace), no_restart=False)
+    ray.kill(ray.get_actor(ray_run.ACTOR_NAME % 0, namespace=namespace), no_restart=False)
     again = _wait_for(
         lambda: (lambda p: p if p and p["pid"] != places[0]["pid"] else None)(
-            _where(ray, ray_launcher.ACTOR_NAME % 0, namespace, timeout_s=120)),
+            _where(ray, ray_run.ACTOR_NAME % 0, namespace, timeout_s=120)),
         180, "actor 0 restarted", command, log_path)
     assert again["node_id"] == actor_node.node_id
     text = _finish(command, 480, log_path)
@@ -195,8 +196,8 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
   actors = operative.split("of actor_0, actor_1 (a process of its own)")[1]
   assert "apex_actor.num_envs" in actors and "make_environment." in actors
   # Every Ray actor of the run is gone.
-  for name in [ray_launcher.LEARNER_NAME, ray_launcher.REPLAY_NAME] + [
-      ray_launcher.ACTOR_NAME % i for i in range(2)]:
+  for name in [ray_run.LEARNER_NAME, ray_run.REPLAY_NAME] + [
+      ray_run.ACTOR_NAME % i for i in range(2)]:
     assert _where(ray, name, namespace) is None, name
   print("two-node Ray run: %.0f s, result %s" % (elapsed, result))
 
@@ -206,10 +207,11 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
 @pytest.mark.timeout(600)
 def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path):
   """Default placement (learner and replay on the command's node, actors spread)."""
-  from paac_tf.runners.apex import ray_launcher  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import ray_connection  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import ray_run  # pylint: disable=import-outside-toplevel
   ray, cluster, _ = cluster
   root = tmp_path / "run"
-  namespace = ray_launcher.namespace_for(root)
+  namespace = ray_connection.namespace_for(root)
   bindings = ["--gin_bindings=train_eval.launcher='ray'",
               "--gin_bindings=apex_learner.checkpoint_interval=3000"]
   first_log = tmp_path / "first.log"
@@ -217,7 +219,7 @@ def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path
   try:
     saved = _wait_for(lambda: re.findall(r"Saved checkpoint \S*ckpt-(\d+)", read_text(first_log)),
                       300, "a checkpoint", command, first_log)
-    ray.kill(ray.get_actor(ray_launcher.LEARNER_NAME, namespace=namespace))
+    ray.kill(ray.get_actor(ray_run.LEARNER_NAME, namespace=namespace))
     text = _finish(command, 60, first_log)
   finally:
     if command.poll() is None:
@@ -227,8 +229,8 @@ def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path
   errors = [line for line in text.splitlines() if line.startswith("error: ")]
   assert len(errors) == 1 and "The learner (Ray actor apex_learner" in errors[0], errors
   assert "run the same command again to resume" in errors[0]
-  for name in [ray_launcher.LEARNER_NAME, ray_launcher.REPLAY_NAME] + [
-      ray_launcher.ACTOR_NAME % i for i in range(2)]:
+  for name in [ray_run.LEARNER_NAME, ray_run.REPLAY_NAME] + [
+      ray_run.ACTOR_NAME % i for i in range(2)]:
     assert _where(ray, name, namespace) is None, name
 
   # The checkpoint the rerun resumes from (the manager's newest): the learner may have saved

@@ -15,7 +15,9 @@ from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot
 from paac_tf.tools import results_table
+from paac_tf.tools import run_groups
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 from paac_tf.tools import run_results
 
 from conftest import run_module
@@ -125,7 +127,7 @@ def fixture_workspace(tmp_path):
                          env_seeds=[10**9, 10**9 + 1],
                          assists=dict(fire, fire_at_game_start=False,
                                       fire_after_life_loss=False)))
-  _write_json(os.path.join(boxing, run_results.RUN_INFO),
+  _write_json(os.path.join(boxing, run_groups.RUN_INFO),
               {"command": "python -m paac_tf.train --gin_file=atari.gin",
                "wall_time_s": 7200, "hardware": "1x H200, 16 cores",
                "agent_steps": 10000000, "frames": 40000000, "algorithm": "paac",
@@ -397,7 +399,7 @@ def _results_folder(folder, env_name, returns, frames, **info):
   _write_json(os.path.join(folder, "eval.json"), _eval_json(
       env_name, returns, steps, "/gone/%s/policies/x/%d" % (os.path.basename(folder), steps),
       algorithm="paac"))
-  _write_json(os.path.join(folder, run_results.RUN_INFO),
+  _write_json(os.path.join(folder, run_groups.RUN_INFO),
               dict({"env_name": env_name, "algorithm": "paac", "frames": frames,
                     "agent_steps": steps, "wall_time_s": 600}, **info))
 
@@ -545,7 +547,7 @@ def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_pat
   assert curves["pong_apex_old"].returns == [-20.0, -15.0]
   assert not curves["pong_apex_old"].label.endswith("(low-epsilon episodes)")
   for (run, run_events), expected in zip(runs, (-3.0, -15.0)):
-    result = run_results.RunResult(name=run.root, root=run.root, run_events=run_events)
+    result = run_record.RunResult(name=run.root, root=run.root, run_events=run_events)
     assert result.training_return.value == expected
 
 

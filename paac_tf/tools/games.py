@@ -23,7 +23,7 @@ from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import aggregates
 from paac_tf.tools import report_cli
 from paac_tf.tools import results_table as rt
-from paac_tf.tools import run_results
+from paac_tf.tools import run_record
 from paac_tf.tools import seed_runs
 
 CONFIG = "atari_fast.gin"
@@ -83,7 +83,7 @@ def assist_text(evaluated):
   if own:
     text += "; its own actions only: %s" % (
         rt.mean_std_se(own[0]) if len(own) == 1 else "%.1f (mean of %d runs)" % (
-            statistics.fmean(run_results.eval_stats(e)[0] for e in own), len(own)))
+            statistics.fmean(run_record.eval_stats(e)[0] for e in own), len(own)))
   return text
 
 
@@ -102,7 +102,7 @@ def rows(runs, link_base=None):
   out = []
   for game in paac_games():
     evaluated, long, every = game_runs(runs, game)
-    paper = rt.paac_paper_cell(run_results.RunResult(name=game, root="", env_name=game))
+    paper = rt.paac_paper_cell(run_record.RunResult(name=game, root="", env_name=game))
     if not evaluated:
       out.append((game, [], [game, missing_text(every), "—", "—", paper,
                              long_text(game, long)]))

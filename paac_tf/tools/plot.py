@@ -25,7 +25,7 @@ from paac_tf import errors
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
 from paac_tf.tools import results_table
-from paac_tf.tools import run_results
+from paac_tf.tools import run_record
 
 X_CHOICES = ("frames", "wall_time", "both")
 
@@ -67,7 +67,7 @@ def make_curves(runs):
   curves = []
   for run, run_events in runs:
     config = run.run_config
-    atari = run_results.is_atari(config.get("env_name"))
+    atari = run_record.is_atari(config.get("env_name"))
     tag = run_events.training_return_tag()
     points = run_events.series(tag)
     scale = ref.FRAMES_PER_AGENT_STEP if atari else 1

@@ -1,4 +1,4 @@
-r"""Finds runs and reads what they left into RunResult records (no formatting here).
+r"""Reads what runs left into RunResult records (no formatting here).
 
 A path given to `collect` is a run directory (what `paac_tf.train` writes), a results
 directory, or a folder of either. Read from each (recursively):
@@ -20,199 +20,26 @@ directory, or a folder of either. Read from each (recursively):
 Each RunResult is named by its results folder: the folder of its eval.json, or the run
 directory when the evaluation lies inside it. Folders under an `archive/` folder below an
 argument (superseded runs) are left out of `collect` and read by `collect_archived`.
+
+Finding the runs and their evaluations is `run_groups`; the record is `run_record`.
 """
-import dataclasses
 import os
 import re
-import statistics
-from typing import List, Optional
 
 from absl import logging
 
 from paac_tf import errors
-from paac_tf.algorithms import registry
-from paac_tf.envs import names
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
+from paac_tf.tools import run_groups
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 
-RUN_INFO = "run_info.json"
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
                  "env_name", "notes", "commit", "evaluated_policy", "config", "machine_note",
                  "archive_reason", "superseded_by")
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
-_EVAL_NAME = re.compile(r"^(?:.*[._-])?eval(?:[._-].*)?\.json$")
-
-
-@dataclasses.dataclass
-class RunResult:
-  """What compare knows about one run."""
-  name: str
-  root: str                                # run directory, or the folder of its eval.json
-  folder: str = ""                         # the results folder that names the row
-  config: Optional[str] = None             # config label (run_labels.config_of)
-  config_explicit: bool = False            # from run_info's "config" (not the command)
-  env_name: Optional[str] = None
-  algorithm: Optional[str] = None
-  network: Optional[str] = None
-  evaluation: Optional[dict] = None        # the chosen eval.json's contents
-  eval_path: Optional[str] = None
-  other_evals: List[str] = dataclasses.field(default_factory=list)   # the run's earlier ones
-  policy_only: Optional[dict] = None       # the same policy without the FIRE assist
-  policy_only_path: Optional[str] = None
-  newer_eval: Optional[str] = None         # set on an earlier evaluation: the run's newest
-  run_events: Optional[events.RunEvents] = None
-  run_info: dict = dataclasses.field(default_factory=dict)
-  run_info_path: Optional[str] = None
-  command: Optional[str] = None
-  agent_steps: Optional[int] = None        # of the evaluated policy if known, else the run's
-  run_agent_steps: Optional[int] = None    # the whole run's
-  frames: Optional[float] = None
-  run_frames: Optional[float] = None
-  steps_source: str = ""
-  wall_time_s: Optional[float] = None
-  wall_time_text: Optional[str] = None     # wall_time.txt that is not a number
-  wall_time_source: str = ""
-  hardware: Optional[str] = None
-  notes: List[str] = dataclasses.field(default_factory=list)
-
-  @property
-  def game(self):
-    return ref.game_key(self.env_name)
-
-  @property
-  def atari(self):
-    return is_atari(self.env_name)
-
-  @property
-  def evaluated(self):
-    return self.evaluation is not None
-
-  @property
-  def score(self):
-    """(mean, std, episodes) of the evaluation, or None."""
-    if self.evaluation is None:
-      return None
-    return eval_stats(self.evaluation)
-
-  @property
-  def training_return(self):
-    """The last training average (ScalarPoint), or None."""
-    if self.run_events is None:
-      return None
-    return (self.run_events.last(self.run_events.training_return_tag()) or
-            self.run_events.last(events.RETURN_VS_UPDATES))
-
-  @property
-  def shown_score(self):
-    if self.evaluated:
-      return self.score[0]
-    point = self.training_return
-    return point.value if point else None
-
-  @property
-  def hns(self):
-    """Human-normalized score (fraction) of the shown score, or None."""
-    return ref.human_normalized(self.env_name, self.shown_score)
-
-  @property
-  def folder_name(self):
-    return os.path.basename(os.path.normpath(self.folder or self.root))
-
-  @property
-  def label(self):
-    parts = [self.game or self.env_name or "?", algorithm_name(self.algorithm)]
-    return " ".join(p for p in parts if p)
-
-
-def algorithm_name(algorithm):
-  if not algorithm:
-    return ""
-  name = str(algorithm)
-  shown = registry.display_name(name.lower())
-  return name if shown == name.lower() else shown
-
-
-def is_atari(env_name):
-  if not env_name:
-    return False
-  try:
-    return names.resolve_atari(str(env_name)) is not None
-  except Exception:  # pylint: disable=broad-except  (ale-py missing: use the tables)
-    return ref.game_key(env_name) is not None
-
-
-def eval_stats(evaluation):
-  """(mean, sample std, episodes) from an eval.json, tolerating a missing mean/std/episodes.
-
-  The std is the sample std (ddof 1), computed from the returns when the file has them
-  (evaluations before the seeds-and-assists protocol recorded the population std)."""
-  returns = [float(r) for r in evaluation.get("returns") or []]
-  mean = evaluation.get("mean")
-  if mean is None and returns:
-    mean = sum(returns) / len(returns)
-  std = statistics.stdev(returns) if len(returns) > 1 else evaluation.get("std")
-  episodes = evaluation.get("episodes")
-  if episodes is None:
-    episodes = len(returns) or None
-  return (float(mean) if mean is not None else None,
-          float(std) if std is not None else None, episodes)
-
-
-def standard_error(evaluation):
-  """The standard error of the evaluation's mean (sample std / sqrt(N)), or None."""
-  _, std, episodes = eval_stats(evaluation)
-  return std / episodes ** 0.5 if std is not None and episodes else None
-
-
-def is_policy_only(evaluation):
-  """Whether an eval.json evaluates a FIRE-reset policy with its own actions only (shown
-  beside the policy's evaluation with the assist, not as an evaluation of its own)."""
-  applied = evaluation.get("assists") or {}
-  return bool(applied.get("trained_with_fire_reset")) and not applied.get("fire_at_game_start")
-
-
-def seeds_apart(evaluation):
-  """Whether the evaluation's env seeds are recorded and apart from training's (>= 10**9)."""
-  seeds = evaluation.get("env_seeds")
-  return bool(seeds) and int(seeds[0]) >= EVAL_SEED_FLOOR
-
-
-EVAL_SEED_FLOOR = 10**9     # policies.evaluation.EVAL_SEED: training seeds lie below
-
-
-# --- finding and reading ------------------------------------------------------------------
-
-def _is_eval_file(name):
-  return bool(_EVAL_NAME.match(name)) and name != events.RUN_CONFIG and name != RUN_INFO
-
-
-def _read_eval(path):
-  data = events.read_json(path)
-  if data is None:
-    return None
-  if data.get("mean") is None and not data.get("returns"):
-    logging.warning("Skipping %s: no 'mean' nor 'returns' (not an evaluation).", path)
-    return None
-  return data
-
-
-def _under(path, directory):
-  path, directory = os.path.realpath(path), os.path.realpath(directory)
-  return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
-def _policy_run_root(policy_dir):
-  """RUN for RUN/policies/<model>/<version>, else None."""
-  if not policy_dir:
-    return None
-  parts = os.path.normpath(str(policy_dir)).split(os.sep)
-  if "policies" in parts:
-    i = len(parts) - 1 - parts[::-1].index("policies")
-    if i > 0:
-      return os.sep.join(parts[:i]) or os.sep
-  return None
 
 
 def _nearest(name, starts, stop):
@@ -225,62 +52,14 @@ def _nearest(name, starts, stop):
       candidate = os.path.join(directory, name)
       if os.path.isfile(candidate):
         return candidate
-      if not _under(directory, stop) or os.path.realpath(directory) == os.path.realpath(stop):
+      if (not run_groups.under(directory, stop) or
+          os.path.realpath(directory) == os.path.realpath(stop)):
         break
       parent = os.path.dirname(directory)
       if parent == directory:
         break
       directory = parent
   return None
-
-
-@dataclasses.dataclass
-class _Group:
-  root: str
-  top: str                          # the argument it was found under
-  run: Optional[events.RunDir] = None
-  evals: list = dataclasses.field(default_factory=list)   # [(path, dict)]
-
-
-def find_groups(path):
-  """The runs under one argument, leaving out archive/ folders below it:
-  {realpath(root): _Group}. UserError if nothing to read."""
-  top = os.path.abspath(os.path.expanduser(path))
-  runs = [r for r in events.find_run_dirs(top)       # raises for a missing path / a file
-          if not run_labels.archived_below(r.root, top)]
-  eval_files = []
-  for dirpath, _, filenames in events.walk(top):
-    if not run_labels.archived_below(dirpath, top):
-      eval_files.extend(os.path.join(dirpath, n) for n in filenames if _is_eval_file(n))
-  evals = [(p, d) for p, d in ((p, _read_eval(p)) for p in eval_files) if d is not None]
-  if not runs and not evals:
-    raise errors.UserError(
-        "%s: nothing to read (no eval.json and no TensorBoard event files %s under it)."
-        % (path, events.EVENT_FILE_PATTERN))
-  groups = {os.path.realpath(r.root): _Group(root=r.root, top=top, run=r) for r in runs}
-  for eval_path, data in evals:
-    owners = [r for r in runs if _under(eval_path, r.root)]
-    if not owners:
-      owners = [r for r in runs if data.get("policy_dir") and _under(data["policy_dir"], r.root)]
-    if not owners and len(runs) == 1:
-      owners = runs
-    if owners:
-      owner = max(owners, key=lambda r: len(os.path.realpath(r.root)))
-      groups[os.path.realpath(owner.root)].evals.append((eval_path, data))
-      continue
-    root = _policy_run_root(data.get("policy_dir"))
-    if not root or not os.path.isdir(root):
-      root = _policy_run_root(eval_path) or os.path.dirname(eval_path)
-    group = groups.setdefault(os.path.realpath(root), _Group(root=root, top=top))
-    group.evals.append((eval_path, data))
-  for group in groups.values():
-    if group.run is None and os.path.isdir(group.root):
-      # A results folder's eval.json names a run directory that exists here: read its events.
-      linked = [r for r in events.find_run_dirs(group.root)
-                if os.path.realpath(r.root) == os.path.realpath(group.root)]
-      if linked:
-        group.run = linked[0]
-  return groups
 
 
 def _eval_order(item):
@@ -336,8 +115,8 @@ def build_results(group):
   """One RunResult per evaluation of the group (oldest first), or one without any: each
   earlier evaluation of a run (e.g. at the issue's budget, before the run was resumed) is
   a row of its own; the newest is the run's score for the medians."""
-  variants = [e for e in group.evals if is_policy_only(e[1])]
-  group.evals = [e for e in group.evals if not is_policy_only(e[1])]
+  variants = [e for e in group.evals if run_record.is_policy_only(e[1])]
+  group.evals = [e for e in group.evals if not run_record.is_policy_only(e[1])]
   if len(group.evals) <= 1:
     results = [build_result(group)]
   else:
@@ -364,18 +143,19 @@ def build_result(group, chosen=None, run_events=None):
   summaries if already read."""
   run = group.run
   root = run.root if run else group.root
-  result = RunResult(name=os.path.basename(os.path.normpath(root)), root=root, folder=root)
+  result = run_record.RunResult(name=os.path.basename(os.path.normpath(root)), root=root,
+                                folder=root)
   run_config = run.run_config if run else {}
 
   if chosen is None and group.evals:
     chosen = sorted(group.evals, key=_eval_order)[-1]
   if chosen is not None:
     result.eval_path, result.evaluation = chosen
-    if not _under(result.eval_path, root):
+    if not run_groups.under(result.eval_path, root):
       result.folder = os.path.dirname(result.eval_path)
 
   starts = ([os.path.dirname(result.eval_path)] if result.eval_path else []) + [root]
-  info_path = _nearest(RUN_INFO, starts, group.top)
+  info_path = _nearest(run_groups.RUN_INFO, starts, group.top)
   if info_path:
     info = events.read_json(info_path)
     if info is not None:
@@ -479,7 +259,7 @@ def _fill_wall_time(result, starts, top):
 
 
 def _sort_key(result):
-  return (result.game or result.env_name or "~", algorithm_name(result.algorithm),
+  return (result.game or result.env_name or "~", run_record.algorithm_name(result.algorithm),
           result.config or "~", result.frames if result.frames is not None else -1.0,
           result.folder_name)
 
@@ -494,10 +274,10 @@ def collect_archived(paths):
         folder = os.path.join(archive, name)
         if not os.path.isdir(folder) or name.startswith("."):
           continue
-        info_path = os.path.join(folder, RUN_INFO)
+        info_path = os.path.join(folder, run_groups.RUN_INFO)
         info = (events.read_json(info_path) if os.path.isfile(info_path) else None) or {}
         try:
-          results = [r for g in find_groups(folder).values() for r in build_results(g)]
+          results = [r for g in run_groups.find_groups(folder).values() for r in build_results(g)]
         except errors.UserError:
           results = []
         out.append((folder, info, sorted(results, key=_sort_key)))
@@ -511,7 +291,7 @@ def collect(paths):
     raise errors.UserError("Give at least one run or results directory.")
   merged = {}
   for path in paths:
-    for key, group in find_groups(path).items():
+    for key, group in run_groups.find_groups(path).items():
       if key in merged:
         seen = {os.path.realpath(p) for p, _ in merged[key].evals}
         merged[key].evals.extend(e for e in group.evals if os.path.realpath(e[0]) not in seen)
@@ -521,4 +301,3 @@ def collect(paths):
   results = [r for g in merged.values() for r in build_results(g)]
   results.sort(key=_sort_key)
   return results
-

@@ -11,7 +11,7 @@ of the evaluated policy (its train_step).
 game, config and seed (one run published twice, e.g. results/pong_paac and the same run
 resumed, results/pong_paac_extended; or a seed run again for another purpose), the one that
 counts is the one evaluated at the budget, under the evaluation protocol of issue 27 (env
-seeds apart from training's: run_results.seeds_apart) before an earlier one, then the one
+seeds apart from training's: run_record.seeds_apart) before an earlier one, then the one
 that started first (the first training summary's wall time), then the one with fewer
 frames; the others are returned as repeats, to be named, not counted. Runs that stopped
 short of the budget are returned apart.
@@ -26,7 +26,9 @@ from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
+from paac_tf.tools import run_groups
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 from paac_tf.tools import run_results
 
 OPERATIVE_CONFIG = "operative_config.gin"
@@ -46,7 +48,7 @@ class SeedRun:
   seed: int
   frames: Optional[float]                # of the whole run (run_info.json)
   started: Optional[float]               # wall time of its first training summary
-  results: List[run_results.RunResult]   # one per evaluation (run_results.build_results);
+  results: List[run_record.RunResult]    # one per evaluation (run_results.build_results);
                                          # [] for a folder without one
 
   @property
@@ -94,7 +96,7 @@ def _published_folders(top):
   run_info.json: the results folders paac_tf/tools/publish_run.py writes (not, e.g., a run
   directory's saved state: results/campaign_state/)."""
   for dirpath, _, filenames in events.walk(top):
-    if (SUMMARIES_CSV in filenames and run_results.RUN_INFO in filenames and
+    if (SUMMARIES_CSV in filenames and run_groups.RUN_INFO in filenames and
         not run_labels.archived_below(dirpath, top)):
       yield dirpath
 
@@ -106,7 +108,7 @@ def _read_folder(folder):
     results = run_results.collect([folder])
   except errors.UserError:              # not evaluated
     results = []
-  info = events.read_json(os.path.join(folder, run_results.RUN_INFO)) or {}
+  info = events.read_json(os.path.join(folder, run_groups.RUN_INFO)) or {}
   if results:
     newest = results[-1]
     game, config, algorithm = newest.game, newest.config, newest.algorithm
@@ -135,7 +137,7 @@ def find_one(folder):
 def _preference(run, budget_steps):
   evaluation = run.evaluation_at(budget_steps)
   return (evaluation is None,
-          evaluation is None or not run_results.seeds_apart(evaluation.evaluation),
+          evaluation is None or not run_record.seeds_apart(evaluation.evaluation),
           run.started if run.started is not None else float("inf"),
           run.frames if run.frames is not None else float("inf"), run.name)
 

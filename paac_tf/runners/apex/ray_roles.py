@@ -1,11 +1,12 @@
 """The Ape-X processes as Ray actors: the replay server, the learner and an actor.
 
-Plain classes; `ray_launcher.py` wraps them with `ray.remote` and places them on the
-cluster. Each runs in a Ray worker process of its own (on any node), parses the run's gin
-configuration (sent as text by the launcher) and then runs the same code as the
-one-machine launcher's processes: `replay.start_server`, `learner.apex_learner`,
-`actor.apex_actor`. Learner and actors are threaded Ray actors (max_concurrency 2): `run`
-holds one thread while `request_stop` and `where` answer on the other.
+Plain classes; `ray_run.py` wraps them with `ray.remote` and places them on the cluster
+(with the options `ray_launcher.py` gives each role). Each runs in a Ray worker process of
+its own (on any node), parses the run's gin configuration (sent as text by the launcher)
+and then runs the same code as the one-machine launcher's processes:
+`replay.start_server`, `learner.apex_learner`, `actor.apex_actor`. Learner and actors are
+threaded Ray actors (max_concurrency 2): `run` holds one thread while `request_stop` and
+`where` answer on the other.
 
 Ray is imported only inside methods (the module is imported by Ray's workers, where it is
 installed; the package itself works without it).
