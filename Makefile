@@ -18,9 +18,10 @@ $(STAMP): $(PY) setup.py
 	$(PY) -m pip install -e '.[dev,plot]'
 	@touch $(STAMP)
 
-# The tests also run Ape-X on Ray (tests/test_apex_ray.py): `make test` adds the ray extra.
+# The tests also run Ape-X on Ray (tests/test_apex_ray.py) and Ape-X DPG on MuJoCo
+# (tests/test_configs.py): `make test` adds the ray and mujoco extras.
 $(RAY): $(STAMP)
-	$(PY) -m pip install -e '.[dev,plot,ray]'
+	$(PY) -m pip install -e '.[dev,plot,ray,mujoco]'
 	@touch $(RAY)
 
 install: $(STAMP)

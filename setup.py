@@ -42,5 +42,11 @@ setup(
         # Ape-X on a Ray cluster (train_eval.launcher = 'ray'): the version tested with this
         # stack (cp311 wheel, beside protobuf 4.25, numpy < 2 and dm-reverb 0.14).
         "ray": ["ray==2.60.0"],
+        # gymnasium's MuJoCo envs (HalfCheetah-v5, Hopper-v5, ...) for continuous control.
+        # Verified with Python 3.11 in a fresh venv: mujoco 3.3.7 (cp311 manylinux wheel),
+        # gymnasium 1.3.0, numpy 1.26.4: HalfCheetah-v5 and Hopper-v5 step, no warning.
+        # Not 4.x: mujoco 4.0.0 is a pure-Python meta-package over mujoco-core, and loading
+        # HalfCheetah-v5's model there warns of a deprecated attribute "to be removed".
+        "mujoco": ["gymnasium[mujoco]>=1.0,<2", "mujoco>=3.3,<3.4"],
     },
 )

@@ -65,7 +65,7 @@ def reinforce_train(root_dir, env_name, total_steps, seed, algorithm, *,
   train_dir = os.path.join(root_dir, "train")
   env = environment.make_environment(env_name, num_envs, 0, seed)
   observation_spec = env.observation_spec()
-  spec = algorithm.network_spec(env.num_actions, observation_spec, mlp_units=mlp_units)
+  spec = algorithm.network_spec(env.action_spec(), observation_spec, mlp_units=mlp_units)
   checkpointing.check_run_config(train_dir, {**registry.record(algorithm),
                                              "env_name": str(env_name), "network_spec": spec})
   model = algorithm.build_network(spec)
@@ -135,8 +135,9 @@ class Reinforce(base.Algorithm):
   def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
     return reinforce_train(root_dir, env, total_steps, seed, self)
 
-  def network_spec(self, num_actions, observation_spec, mlp_units=(32,)):
-    return specs.actor_critic_spec(num_actions, observation_spec, "mlp", mlp_units)
+  def network_spec(self, action_spec, observation_spec, mlp_units=(32,)):
+    return specs.actor_critic_spec(environment.num_actions(action_spec), observation_spec,
+                                   "mlp", mlp_units)
 
   def build_network(self, spec):
     return actor_critic.build_actor_critic(spec["num_actions"], specs.observation_spec(spec),

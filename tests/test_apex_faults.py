@@ -288,7 +288,8 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   import reverb  # pylint: disable=import-outside-toplevel
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = environment.specs("CartPole-v1")
+  spec, action_spec = environment.specs("CartPole-v1")
+  num_actions = environment.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(spec)
   settings = replay_lib.apex_replay(capacity=10_000, learning_starts=50, samples_per_insert=1.0,
                                     error_buffer=2.0)

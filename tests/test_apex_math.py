@@ -7,6 +7,7 @@ from paac_tf.algorithms.apex import epsilon
 from paac_tf.algorithms.apex import losses
 from paac_tf.runners.apex import n_step
 from paac_tf.algorithms.apex import priorities
+from paac_tf.runners.apex import prioritized
 
 F, M, L = n_step.FIRST, n_step.MID, n_step.LAST
 G = 0.9   # gamma of the hand computations
@@ -199,21 +200,24 @@ def test_importance_weights_by_hand():
   probs = np.array([0.1, 0.2, 0.4])
   size = np.array([10, 10, 10])
   expected = np.array([1.0, 2 ** -0.4, 4 ** -0.4])   # (N P)^-0.4 / max; max is the first
-  assert priorities.importance_weights(probs, size, 0.4).numpy() == pytest.approx(expected,
+  assert prioritized.importance_weights(probs, size, 0.4).numpy() == pytest.approx(expected,
                                                                                    rel=1e-6)
-  assert priorities.importance_weights_np(probs, size, 0.4) == pytest.approx(expected, rel=1e-6)
+  assert prioritized.importance_weights_np(probs, size, 0.4) == pytest.approx(expected, rel=1e-6)
   # beta 0: uniform weights; table size cancels in the normalization.
-  assert priorities.importance_weights(probs, size, 0.0).numpy() == pytest.approx([1, 1, 1])
-  assert priorities.importance_weights(probs, size * 7, 0.4).numpy() == pytest.approx(
+  assert prioritized.importance_weights(probs, size, 0.0).numpy() == pytest.approx([1, 1, 1])
+  assert prioritized.importance_weights(probs, size * 7, 0.4).numpy() == pytest.approx(
       expected, rel=1e-6)
-  assert priorities.importance_weights(probs, size, 1.0).numpy() == pytest.approx(
+  assert prioritized.importance_weights(probs, size, 1.0).numpy() == pytest.approx(
       [1.0, 0.5, 0.25], rel=1e-6)
 
 
 def test_priorities_from_td_are_float64_absolute_errors():
-  p = priorities.priorities_from_td(tf.constant([-2.0, 0.0, 0.5]))
+  p = prioritized.priorities_from_td(tf.constant([-2.0, 0.0, 0.5]))
   assert p.dtype == tf.float64
   assert p.numpy() == pytest.approx([2.0 + 1e-6, 1e-6, 0.5 + 1e-6])
+  p_np = prioritized.priorities_from_td_np(np.array([-2.0, 0.0, 0.5], np.float32))
+  assert p_np.dtype == np.float64
+  assert p_np == pytest.approx([2.0 + 1e-6, 1e-6, 0.5 + 1e-6])
 
 
 # --- losses -------------------------------------------------------------------------------------

@@ -178,7 +178,8 @@ class _NoStop:
 def _cartpole_replay(learning_starts=1):
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
-  spec, num_actions = environment.specs("CartPole-v1")
+  spec, action_spec = environment.specs("CartPole-v1")
+  num_actions = environment.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(spec)
   settings = replay.apex_replay(capacity=10_000, learning_starts=learning_starts,
                                 samples_per_insert=1.0, error_buffer=1e7)

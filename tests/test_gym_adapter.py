@@ -157,11 +157,23 @@ def test_env_instance_rejects_make_arguments():
     GymnasiumPyEnvironment(ScriptedEnv(), max_episode_steps=5)
 
 
-def test_continuous_actions_are_rejected_with_env_id():
-  with pytest.raises(UnsupportedSpaceError, match=r"Box.*Pendulum-v1|Pendulum-v1.*Box") as info:
-    GymnasiumPyEnvironment("Pendulum-v1")
-  assert "Discrete" in str(info.value)
-  assert isinstance(info.value, ValueError) and isinstance(info.value, errors.UserError)
+def test_bounded_float_box_actions_are_accepted():
+  # More on continuous actions (clipping, refused Box spaces): test_continuous_envs.py.
+  env = GymnasiumPyEnvironment("Pendulum-v1")
+  spec = env.action_spec()
+  assert (spec.shape, spec.dtype, spec.name, spec.minimum, spec.maximum) == (
+      (1,), np.float32, "action", -2.0, 2.0)
+  env.close()
+
+
+def test_unbounded_and_integer_box_actions_are_rejected_with_env_id():
+  for space, message in [(spaces.Box(-np.inf, np.inf, (2,), np.float32), "finite bounds"),
+                         (spaces.Box(0, 3, (2,), np.int64), "must be float")]:
+    raw = ScriptedEnv()
+    raw.action_space = space
+    with pytest.raises(UnsupportedSpaceError, match="ScriptedEnv.*" + message) as info:
+      GymnasiumPyEnvironment(raw)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, errors.UserError)
 
 
 def test_dict_observations_are_rejected():

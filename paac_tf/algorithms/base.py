@@ -7,7 +7,8 @@ the object:
 - its run (`run`, `launchers`): train_eval hands it the resolved environment and the run's
   length and seed, and it returns a `runtime.cadence.RunResult`;
 - its configuration's cross-parameter checks (`check_config`; each parameter's own
-  allowed values sit in its configurable's signature, `runtime/checks.py`);
+  allowed values sit in its configurable's signature, `runtime/checks.py`), and the
+  actions it takes (`action_kind`, `check_actions`: discrete or continuous);
 - its network: the spec training records in train/run_config.json (`network_spec`), the
   network rebuilt from it (`build_network`), the gin configurable that held its settings in
   runs recorded before the spec was (`network_configurable`, `network_parameters`), and
@@ -16,7 +17,9 @@ the object:
   `eval_epsilon`): what the SavedModel's serving signature returns and how it picks an
   action, read by policies/saved_model.py, checkpoint_export.py and evaluation.py.
 """
+from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import environment
 
 
 class Algorithm:
@@ -26,17 +29,21 @@ class Algorithm:
     name: the name configs, run records and export metadata use (train_eval.algorithm).
     display_name: the name in tables and messages ('PAAC', 'Ape-X').
     launchers: the train_eval.launcher values the algorithm runs under.
+    action_kind: the actions it takes: 'discrete' (one of N: gymnasium's Discrete, every
+      Atari game) or 'continuous' (a bounded float vector: gymnasium's Box).
     checkpoint_model_key: the trained network's key in the run's checkpoints.
     network_configurable, network_parameters: the gin configurable that holds the
       network's settings and those settings, as runs that predate the recorded spec
       wrote them in their operative config.
     output_names: the serving signature's outputs, 'action' first.
     exploration: how a non-greedy export acts: 'sample' (from softmax(scores)) or
-      'epsilon_greedy' (argmax, a uniform random action with probability epsilon).
+      'epsilon_greedy' (argmax, a uniform random action with probability epsilon); or
+      'deterministic': the scores are the (continuous) actions themselves.
     export_greedy: whether an export is greedy (argmax) unless asked otherwise.
   """
   name = None
   launchers = ("local",)
+  action_kind = "discrete"
   checkpoint_model_key = "model"
   network_configurable = None
   network_parameters = ()
@@ -64,9 +71,21 @@ class Algorithm:
     reads a bound value. Raises errors.ConfigError."""
     del bound
 
+  def check_actions(self, env, action_spec):
+    """Raises errors.UserError unless the algorithm takes the actions of `env` (an
+    `envs.names.Environment`), whose action spec is `action_spec`."""
+    kind = "discrete" if environment.is_discrete(action_spec) else "continuous"
+    if kind == self.action_kind:
+      return
+    takers = [a.display_name for a in registry.algorithms() if a.action_kind == kind]
+    raise errors.UserError("%s has %s; %s takes %s actions only%s." % (
+        env, environment.describe_actions(action_spec), self.display_name, self.action_kind,
+        " (%s takes %s ones)" % (" or ".join(takers), kind) if takers else ""))
+
   # --- the network --------------------------------------------------------------------------
-  def network_spec(self, num_actions, observation_spec, **settings):
-    """The JSON-able spec (networks/specs.py) of the network with these settings."""
+  def network_spec(self, action_spec, observation_spec, **settings):
+    """The JSON-able spec (networks/specs.py) of the network with these settings for an
+    environment of `action_spec` and `observation_spec`."""
     raise NotImplementedError
 
   def build_network(self, spec):
@@ -77,6 +96,11 @@ class Algorithm:
   def policy_scores(self, model, observation):
     """(scores [B, A] that actions are chosen from, {output name: tensor} of the serving
     signature's other outputs) for a batch of observations."""
+    raise NotImplementedError
+
+  def policy_action_spec(self, model):
+    """A 'deterministic' algorithm's exported action spec (a BoundedTensorSpec of the
+    model's actions); the others' actions are the argmax or a sample of the scores."""
     raise NotImplementedError
 
   def eval_epsilon(self, greedy):

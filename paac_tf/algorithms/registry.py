@@ -15,6 +15,7 @@ from paac_tf import errors
 BUILTIN = {
     "paac": ("paac_tf.algorithms.paac", "PAAC"),
     "apex": ("paac_tf.algorithms.apex", "Ape-X"),
+    "apex_dpg": ("paac_tf.algorithms.apex_dpg", "Ape-X DPG"),
 }
 DEFAULT = "paac"   # train_eval.algorithm when a config does not bind it
 

@@ -7,8 +7,9 @@
 - any other gymnasium id (registered, or `"module:EnvId"`): one `GymnasiumPyEnvironment`
   per slot stepped by `num_workers` processes (`ParallelBatchedPyEnvironment`; 0 =
   in-process); workers import the module that registers the env (`names.worker_env_id`).
-  The Atari options (reward clipping, episodic life, FIRE reset, no-ops, frame limit) do
-  not apply there.
+  Its action space may be Discrete or a bounded float Box (continuous actions; whether an
+  algorithm takes them is the algorithm's check), see `gym_adapter`. The Atari options
+  (reward clipping, episodic life, FIRE reset, no-ops, frame limit) do not apply there.
 
 All of them follow the project's batched-env contract (see `atari_vector.py`).
 """
@@ -33,7 +34,8 @@ def _check_backend(atari_backend):
 
 def _check_spaces(env_id):
   """Fails fast, in this process, on spaces the adapter cannot take (before any worker starts,
-  so the user gets the adapter's clear error rather than a worker failure)."""
+  so the user gets the adapter's clear one-line error rather than a worker failure): e.g. an
+  unbounded or integer Box, or a MultiDiscrete action space."""
   # Lazy, here and below: only the path an environment takes is imported (ale-py's C++
   # vector env, the portable Atari envs, or gymnasium and its worker pool).
   import gymnasium as gym  # pylint: disable=import-outside-toplevel
@@ -66,7 +68,8 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
       fire_reset: FIRE at game start and after each lost life, in games that use it).
 
   Returns:
-    A batched TF-Agents PyEnvironment with `num_actions`, `pop_finished_episodes()`
+    A batched TF-Agents PyEnvironment with `num_actions` (discrete actions only: an env
+    with continuous actions raises `batched.NoDiscreteActionsError`), `pop_finished_episodes()`
     ((return, length) pairs; `with_env_index=True`: (return, length, env index)), `close()`.
   """
   _check_backend(atari_backend)

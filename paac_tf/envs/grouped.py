@@ -56,6 +56,7 @@ class GroupedBatchedPyEnvironment(py_environment.PyEnvironment):
 
   @property
   def num_actions(self):
+    """The groups' number of discrete actions (continuous actions: the groups' error)."""
     return self._groups[0].num_actions
 
   def _reset(self):
@@ -66,6 +67,8 @@ class GroupedBatchedPyEnvironment(py_environment.PyEnvironment):
     return self.recv()
 
   def send(self, action):
+    """Splits the batch's actions ([n_e] ints or [n_e, *shape] floats) along the batch axis,
+    one part per group; each group checks its part's shape."""
     for g, part in zip(self._groups, np.split(np.asarray(action), self._splits)):
       g.send(part)
 

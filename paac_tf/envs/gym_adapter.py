@@ -1,8 +1,10 @@
 """One gymnasium environment as a non-batched TF-Agents PyEnvironment.
 
-Supported: any gymnasium env with a `Discrete` action space and a `Box` or `Discrete`
-observation space. Anything else (continuous `Box` actions, `MultiDiscrete`,
-`MultiBinary`, `Dict`, `Tuple`, ...) raises `UnsupportedSpaceError`.
+Supported: any gymnasium env with a `Discrete` or a bounded float `Box` action space and a
+`Box` or `Discrete` observation space. Anything else raises `UnsupportedSpaceError` with a
+one-line message naming the env and the space: a `Box` action space with an infinite or NaN
+bound, a non-float dtype or no element, and `MultiDiscrete`, `MultiBinary`, `Dict`,
+`Tuple`, ... action or observation spaces.
 
 Semantics (TF-Agents conventions, with `auto_reset=True`):
 - `reset()` returns FIRST (reward 0, discount 1); on the very first reset the gymnasium
@@ -18,7 +20,13 @@ Specs are derived from the spaces:
   is cast to float32 unless `cast_float64=False` (TensorFlow models want float32);
 - `Discrete(n, start)` observation -> int64 scalar spec with bounds [start, start+n-1];
 - `Discrete(n, start)` action -> int64 scalar `BoundedArraySpec` [0, n-1] named
-  "action": agents always see 0-based actions, `start` is added before stepping.
+  "action": agents always see 0-based actions, `start` is added before stepping;
+  `num_actions` is n;
+- float `Box` action -> float32 `BoundedArraySpec` named "action" with the space's shape and
+  bounds (scalars when all equal). A step passes the action to the env as an array of the
+  space's own dtype and shape, CLIPPED to [low, high] (an action of another shape is a
+  ValueError); such an env has no `num_actions` (`batched.NoDiscreteActionsError`, an
+  AttributeError and a ValueError).
 """
 import gymnasium
 from gymnasium import spaces
@@ -83,17 +91,57 @@ def observation_spec_from_space(space, env_id="<env>", cast_float64=True):
                                        name="observation")
   raise UnsupportedSpaceError(
       "Unsupported observation space %s of environment %r: only Box and Discrete "
-      "observation spaces are supported." % (space, env_id))
+      "observation spaces are supported." % (_one_line(space), env_id))
 
 
 def action_spec_from_space(space, env_id="<env>"):
-  """0-based int64 scalar `BoundedArraySpec` named "action" for a Discrete action space."""
+  """The `BoundedArraySpec` named "action" of a Discrete or a bounded float Box action space.
+
+  Discrete: a 0-based int64 scalar [0, n-1]. Box: float32 with the space's shape and bounds.
+  Any other space, and a Box that is unbounded, not float or empty, raises
+  `UnsupportedSpaceError` (one line, naming `env_id` and the space).
+  """
   if isinstance(space, spaces.Discrete):
     return array_spec.BoundedArraySpec((), np.int64, 0, int(space.n) - 1, name="action")
-  kind = ("continuous Box" if isinstance(space, spaces.Box) else type(space).__name__)
+  if isinstance(space, spaces.Box):
+    low, high = _box_action_bounds(space, env_id)
+    return array_spec.BoundedArraySpec(space.shape, np.float32, _compact(low), _compact(high),
+                                       name="action")
   raise UnsupportedSpaceError(
-      "Unsupported action space %s (%s) of environment %r: only Discrete action spaces "
-      "are supported." % (space, kind, env_id))
+      "Unsupported action space %s (%s) of environment %r: only Discrete and bounded float "
+      "Box action spaces are supported." % (_one_line(space), type(space).__name__, env_id))
+
+
+def _box_action_bounds(space, env_id):
+  """The float32 (low, high) arrays of a Box action space; refuses what no agent can act in."""
+  dtype = np.dtype(space.dtype)
+  if not np.issubdtype(dtype, np.floating):
+    problem = ("Non-float action space %s of environment %r: a continuous (Box) action space "
+               "must be float, not %s." % (_one_line(space), env_id, dtype))
+  elif int(np.prod(space.shape, dtype=np.int64)) == 0:
+    problem = ("Empty action space %s of environment %r: a continuous action space must "
+               "have at least one element." % (_one_line(space), env_id))
+  else:
+    bounds = _float32_bounds(space.low, space.high)
+    if bounds is not None:
+      return bounds
+    problem = ("Unbounded action space %s of environment %r: a continuous action space must "
+               "have finite bounds (within float32's range)." % (_one_line(space), env_id))
+  raise UnsupportedSpaceError(problem)
+
+
+def _float32_bounds(low, high):
+  """(low, high) as float32 arrays, or None if a bound is infinite, NaN or beyond float32."""
+  low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
+  limit = float(np.finfo(np.float32).max)
+  if not (np.all(np.abs(low) <= limit) and np.all(np.abs(high) <= limit)):   # NaN: False
+    return None
+  return low.astype(np.float32), high.astype(np.float32)
+
+
+def _one_line(space):
+  """`str(space)` on one line (numpy wraps long bound arrays over several)."""
+  return " ".join(str(space).split())
 
 
 def _compact(bound):
@@ -105,7 +153,9 @@ def _compact(bound):
 
 
 class GymnasiumPyEnvironment(py_environment.PyEnvironment):
-  """A gymnasium env with Discrete actions as a non-batched TF-Agents PyEnvironment.
+  """A gymnasium env with Discrete or bounded float Box actions as a non-batched PyEnvironment.
+
+  Box actions outside [low, high] are clipped to the bounds before the env sees them.
 
   Args:
     env: a registered gymnasium id (e.g. "CartPole-v1"; `ALE/...` ids register ale-py
@@ -139,7 +189,14 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
     except UnsupportedSpaceError:
       self._env.close()
       raise
-    self._action_start = int(self._env.action_space.start)
+    space = self._env.action_space
+    if isinstance(space, spaces.Box):
+      self._action_start = None
+      self._box_shape, self._box_dtype = tuple(space.shape), np.dtype(space.dtype)
+      self._box_low = np.asarray(space.low, self._box_dtype)
+      self._box_high = np.asarray(space.high, self._box_dtype)
+    else:
+      self._action_start = int(space.start)   # Discrete
     self._obs_dtype = self._observation_spec.dtype
     self._seed = None if seed is None else int(seed)
     self._seed_pending = True    # the seed is applied on the first reset only
@@ -170,8 +227,11 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
   def _step(self, action):
     if self._episode_ended and self._auto_reset:
       return self.reset()   # the action is ignored
-    obs, reward, terminated, truncated, self._info = self._env.step(
-        int(action) + self._action_start)
+    if self._action_start is not None:   # Discrete
+      env_action = int(action) + self._action_start
+    else:
+      env_action = self._box_action(action)
+    obs, reward, terminated, truncated, self._info = self._env.step(env_action)
     obs = self._convert_obs(obs)
     reward = np.asarray(reward, np.float32)
     self._episode_ended = bool(terminated or truncated)
@@ -180,6 +240,14 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
     if truncated:
       return ts.TimeStep(LAST, reward, _ONE, obs)
     return ts.TimeStep(MID, reward, _ONE, obs)
+
+  def _box_action(self, action):
+    """A Box action as a new array of the space's dtype, clipped to its bounds."""
+    action = np.asarray(action, self._box_dtype)
+    if action.shape != self._box_shape:
+      raise ValueError("Environment %r takes actions of shape %s, got shape %s."
+                       % (self._env_id, self._box_shape, action.shape))
+    return np.clip(action, self._box_low, self._box_high)
 
   def _convert_obs(self, obs):
     return np.asarray(obs, dtype=self._obs_dtype)
@@ -214,4 +282,5 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
 
   @property
   def num_actions(self):
-    return int(self._action_spec.maximum) + 1
+    """n of a Discrete(n) action space; `batched.NoDiscreteActionsError` for a Box."""
+    return batched.num_actions(self._action_spec, "environment %r" % self._env_id)

@@ -12,10 +12,16 @@ contract (see `atari_vector.py`):
   environments must implement it themselves (e.g. `handle_auto_reset=True`, as
   `GymnasiumPyEnvironment` does);
 - rewards may be clipped to [-1, 1] for learning (`reward_clipping`), while
-  `pop_finished_episodes()` reports raw returns of finished episodes.
+  `pop_finished_episodes()` reports raw returns of finished episodes;
+- actions are discrete (a scalar integer spec: `send` takes [n_e] ints, the batch's
+  `action_spec()` is int64 [minimum, maximum], `num_actions` their number) or continuous
+  (a bounded float spec of any shape, e.g. a gymnasium `Box` through the adapter: `send`
+  takes [n_e, *shape] floats, `action_spec()` is that spec in float32, and `num_actions`
+  raises `batched.NoDiscreteActionsError`, an AttributeError and a ValueError).
 
 Data path: observations, rewards, discounts, step types and actions live in one shared
-memory block that workers read and write in place; the per-worker Pipe only carries
+memory block that workers read and write in place (actions: int64 [n_e] or float32
+[n_e, *shape], following the action spec); the per-worker Pipe only carries
 tiny commands ("step", "reset", ...) and acknowledgements. A step writes the actions,
 sends "step" to every worker, then waits for all of them (`send()` / `recv()` expose the
 two halves, so the caller can overlap work with the environments).
@@ -135,13 +141,33 @@ def _describe_exit(exitcode):
   return "exited with code %d" % exitcode
 
 
+def _batch_action_spec(action_spec):
+  """The batch's per-environment action spec: int64 scalar for a scalar bounded integer spec,
+  float32 for a bounded float one with finite bounds; anything else is a ValueError."""
+  if isinstance(action_spec, array_spec.BoundedArraySpec):
+    if batched.is_discrete_spec(action_spec):
+      return array_spec.BoundedArraySpec(
+          (), np.int64, int(action_spec.minimum), int(action_spec.maximum), name="action")
+    if (np.issubdtype(action_spec.dtype, np.floating)
+        and np.prod(action_spec.shape, dtype=np.int64) > 0):
+      low = np.asarray(action_spec.minimum, np.float64)
+      high = np.asarray(action_spec.maximum, np.float64)
+      limit = float(np.finfo(np.float32).max)
+      if np.all(np.abs(low) <= limit) and np.all(np.abs(high) <= limit):   # NaN: False
+        return array_spec.BoundedArraySpec(action_spec.shape, np.float32, low.astype(np.float32),
+                                           high.astype(np.float32), name="action")
+  raise ValueError("Only scalar bounded integer actions and float actions with finite bounds "
+                   "are supported, got the spec %s." % (action_spec,))
+
+
 class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
   """n_e environments stepped by n_w worker processes, as one batched PyEnvironment.
 
   Args:
     env_fns: n_e callables, each returning a non-batched TF-Agents PyEnvironment with a
-      single-array observation, a scalar integer bounded action and TF-Agents auto-reset
-      semantics (e.g. `functools.partial(GymnasiumPyEnvironment, "CartPole-v1", seed=i)`).
+      single-array observation, a scalar integer bounded action or a float bounded action
+      array with finite bounds, and TF-Agents auto-reset semantics
+      (e.g. `functools.partial(GymnasiumPyEnvironment, "CartPole-v1", seed=i)`).
       With workers they must be picklable: top-level functions or functools.partial.
     num_workers: n_w worker processes; n_e must be divisible by it. 0 steps the
       environments in the calling process.
@@ -167,6 +193,7 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
     self._group = None         # in-process mode
     self._processes, self._conns, self._shm_holder = [], [], []
     self._arrays = None
+    self._continuous = False   # float actions [n_e, *shape] rather than ints [n_e]
     self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._conns,
                                        self._shm_holder, _SHUTDOWN_GRACE_S)
     if self._num_envs < 1:
@@ -182,7 +209,8 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
       if self._num_workers == 0:
         self._group = worker_process.EnvGroup(env_fns, 0)
         self._set_specs(*self._group.specs)
-        self._arrays = worker_process.private_buffers(self._num_envs, self._obs_spec)
+        self._arrays = worker_process.private_buffers(self._num_envs, self._obs_spec,
+                                                      self._action_spec)
         self._group.bind(self._arrays)
       else:
         # Shielded: the fork server and the workers begin with the stop signals blocked.
@@ -238,17 +266,15 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
           name="observation")
     else:
       self._obs_spec = array_spec.ArraySpec(obs_spec.shape, obs_spec.dtype, name="observation")
-    if not (isinstance(action_spec, array_spec.BoundedArraySpec) and action_spec.shape == ()
-            and np.issubdtype(action_spec.dtype, np.integer)):
-      raise ValueError("Only scalar bounded integer actions are supported, got the spec %s."
-                       % (action_spec,))
-    self._action_spec = array_spec.BoundedArraySpec(
-        (), np.int64, int(action_spec.minimum), int(action_spec.maximum), name="action")
+    self._action_spec = _batch_action_spec(action_spec)
+    self._continuous = not batched.is_discrete_spec(self._action_spec)
+    self._action_shape = (self._num_envs,) + tuple(self._action_spec.shape)
     if not (isinstance(reward_spec, array_spec.ArraySpec) and reward_spec.shape == ()):
       raise ValueError("Only scalar rewards are supported, got the spec %s." % (reward_spec,))
 
   def _attach_shared_memory(self):
-    layout, size = worker_process.buffer_layout(self._num_envs, self._obs_spec)
+    layout, size = worker_process.buffer_layout(self._num_envs, self._obs_spec,
+                                                self._action_spec)
     shm = shared_memory.SharedMemory(create=True, size=size)
     self._shm_holder.append(shm)
     self._arrays = worker_process.buffer_views(shm.buf, layout)
@@ -358,16 +384,22 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
 
   # --- asynchronous halves of a step --------------------------------------------------
   def send(self, action):
-    """Starts stepping all environments with `action` ([n_e] ints)."""
+    """Starts stepping all environments with `action`: [n_e] ints, or [n_e, *shape] floats
+    for continuous actions (a ValueError for any other shape)."""
     self._check_open()
     if self._pending:
       raise RuntimeError("send() was called twice without recv() in between.")
     action = np.asarray(action)
-    if action.size != self._num_envs:
+    if self._continuous:
+      if action.shape != self._action_shape:
+        raise ValueError("Expected actions of shape %s (one action of shape %s per "
+                         "environment), got shape %s." % (self._action_shape,
+                                                          self._action_spec.shape, action.shape))
+    elif action.size != self._num_envs:
       raise ValueError("Expected %d actions (one per environment), got shape %s."
                        % (self._num_envs, action.shape))
     with self._closing_on_interrupt("stepping"):
-      self._arrays["action"][:] = action.reshape(self._num_envs)
+      self._arrays["action"][:] = action.reshape(self._action_shape)
       self._pending = True
       if self._group is not None:
         self._group.step()
@@ -399,7 +431,8 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
   # --- extras --------------------------------------------------------------------------
   @property
   def num_actions(self):
-    return int(self._action_spec.maximum) - int(self._action_spec.minimum) + 1
+    """The number of discrete actions; `batched.NoDiscreteActionsError` for continuous ones."""
+    return batched.num_actions(self._action_spec, "this batch of environments")
 
   @property
   def num_workers(self):

@@ -16,9 +16,13 @@ OK = (REPLY_OK,)
 
 
 # --- shared step buffers ---------------------------------------------------------------
-def buffer_layout(num_envs, obs_spec):
-  """[(name, byte offset, shape, dtype str)] of the step arrays, and the total size."""
-  fields = (("action", (num_envs,), np.int64),
+def buffer_layout(num_envs, obs_spec, action_spec):
+  """[(name, byte offset, shape, dtype str)] of the step arrays, and the total size.
+
+  `action` follows the batch's action spec (as `worker_pool` normalizes it): int64 [n_e] for
+  discrete actions, float32 [n_e, *shape] for continuous ones.
+  """
+  fields = (("action", (num_envs,) + tuple(action_spec.shape), action_spec.dtype),
             ("step_type", (num_envs,), np.int32),
             ("reward", (num_envs,), np.float32),
             ("discount", (num_envs,), np.float32),
@@ -38,9 +42,9 @@ def buffer_views(buf, layout):
           for name, offset, shape, dtype in layout}
 
 
-def private_buffers(num_envs, obs_spec):
+def private_buffers(num_envs, obs_spec, action_spec):
   """Plain arrays with the same layout, for the in-process mode."""
-  layout, size = buffer_layout(num_envs, obs_spec)
+  layout, size = buffer_layout(num_envs, obs_spec, action_spec)
   return buffer_views(bytearray(size), layout)
 
 
@@ -61,6 +65,7 @@ class EnvGroup:
       raise
     self.specs = self._common_specs()
     self._arrays = None
+    self._copy_actions = False
 
   def _common_specs(self):
     specs = None
@@ -80,6 +85,9 @@ class EnvGroup:
     lo, hi = self.first_index, self.first_index + len(self.envs)
     self._arrays = tuple(arrays[name][lo:hi] for name in
                          ("action", "step_type", "reward", "discount", "observation"))
+    # A row of a float action array is a view: an env that kept it would see the next
+    # step's actions. Integer actions reach the envs as numpy scalars (copies).
+    self._copy_actions = arrays["action"].ndim > 1 or arrays["action"].dtype.kind == "f"
 
   def reset(self):
     _, step_type, reward, discount, observation = self._arrays
@@ -90,6 +98,8 @@ class EnvGroup:
 
   def step(self):
     action, step_type, reward, discount, observation = self._arrays
+    if self._copy_actions:
+      action = action.copy()   # one copy per step for the group, not per environment
     for i, env in enumerate(self.envs):
       t = env.step(action[i])
       step_type[i], reward[i], discount[i], observation[i] = (

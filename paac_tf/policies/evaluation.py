@@ -201,6 +201,36 @@ def _state_renderer(env_name, observation_shape):
   return env, float(env.metadata.get("render_fps") or 30)
 
 
+def _check_actions(env_name, action_spec, metadata):
+  """A UserError unless the environment's actions are those the policy was trained with
+  (its export metadata's num_actions, or action_shape for a continuous policy)."""
+  if environment.is_discrete(action_spec):
+    if "action_shape" in metadata:
+      raise errors.UserError("%s has %s; the policy was trained with continuous actions."
+                             % (env_name, environment.describe_actions(action_spec)))
+    actions = environment.num_actions(action_spec)
+    if metadata.get("num_actions") and int(metadata["num_actions"]) != actions:
+      raise errors.UserError("%s has %d actions; the policy was trained with %d."
+                             % (env_name, actions, int(metadata["num_actions"])))
+    return
+  shape = [int(d) for d in action_spec.shape]
+  if metadata.get("num_actions") or metadata.get("action_shape", shape) != shape:
+    raise errors.UserError("%s has %s; the policy was trained with %s." % (
+        env_name, environment.describe_actions(action_spec),
+        "%d discrete actions" % int(metadata["num_actions"]) if metadata.get("num_actions")
+        else "actions of shape %s" % (tuple(metadata["action_shape"]),)))
+
+
+def _random_actions(action_spec, num_envs, rng):
+  """A function that draws `num_envs` uniformly random actions of `action_spec` (integers
+  between its bounds, or floats of its shape within them)."""
+  low, high = action_spec.minimum, action_spec.maximum
+  if environment.is_discrete(action_spec):
+    return lambda: rng.integers(int(low), int(high) + 1, num_envs)
+  shape = (num_envs,) + tuple(action_spec.shape)
+  return lambda: rng.uniform(low, high, shape).astype(np.float32)
+
+
 def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress=None):
   """Plays `episodes` whole episodes, each slot its fixed share; returns [(return, length)].
 
@@ -211,7 +241,7 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
   quotas = slot_quotas(episodes, num_envs)
   done = [[] for _ in range(num_envs)]
   rng = np.random.default_rng(seed + 7919)
-  low, high = int(env.action_spec().minimum), int(env.action_spec().maximum)
+  random_actions = _random_actions(env.action_spec(), num_envs, rng)
   time_step = env.reset()
   env.pop_finished_episodes()
   active = lambda: [i for i in range(num_envs) if len(done[i]) < quotas[i]]
@@ -221,7 +251,8 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
     actions = policy.actions(time_step.observation)
     if epsilon > 0:
       explore = rng.random(num_envs) < epsilon
-      actions = np.where(explore, rng.integers(low, high + 1, num_envs), actions)
+      explore = explore.reshape((num_envs,) + (1,) * (np.ndim(actions) - 1))
+      actions = np.where(explore, random_actions(), actions)
     time_step = env.step(actions)
     finished = env.pop_finished_episodes()
     step_type = np.asarray(time_step.step_type)
@@ -369,10 +400,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
     if obs_shape != want:
       raise errors.UserError("%s gives observations of shape %s; the policy takes %s."
                              % (env_name, obs_shape, want))
-    env_actions = int(env.action_spec().maximum) - int(env.action_spec().minimum) + 1
-    if metadata.get("num_actions") and int(metadata["num_actions"]) != env_actions:
-      raise errors.UserError("%s has %d actions; the policy was trained with %d."
-                             % (env_name, env_actions, int(metadata["num_actions"])))
+    _check_actions(env_name, env.action_spec(), metadata)
     if record_path:
       recorder = _Recorder(env_name, obs_shape, num_envs)
 

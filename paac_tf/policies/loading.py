@@ -52,7 +52,8 @@ def read_metadata(policy_dir, loaded=None):
 
 
 class LoadedPolicy:
-  """A SavedModel's serving_default: numpy observations in, int64 actions out.
+  """A SavedModel's serving_default: numpy observations in, actions out (int64 [B] for a
+  discrete policy, float32 [B, ...] for a continuous one, as its `action` output).
 
   Attributes:
     policy_dir: the SavedModel directory.
@@ -82,7 +83,14 @@ class LoadedPolicy:
                              % (policy_dir, sorted(self._serve.structured_outputs)))
     self.metadata = read_metadata(policy_dir, self.saved_model)
 
+  @property
+  def continuous(self):
+    """Whether the policy's actions are floats (a continuous action space)."""
+    return self._serve.structured_outputs["action"].dtype.is_floating
+
   def actions(self, observations):
-    """int64 [B] actions for a batch of observations (cast to the signature's dtype)."""
+    """Actions for a batch of observations (cast to the signature's dtype): int64 [B], or
+    float32 [B, ...] for a continuous policy."""
     obs = np.asarray(observations, dtype=self.observation_spec.dtype.as_numpy_dtype)
-    return self._serve(observation=tf.constant(obs))["action"].numpy().astype(np.int64)
+    actions = self._serve(observation=tf.constant(obs))["action"].numpy()
+    return actions.astype(np.float32 if self.continuous else np.int64)

@@ -157,10 +157,8 @@ def _spec_from_operative_config(run_config, operative_config):
   env = environment.make_environment(run_config["env_name"], num_envs=1, num_workers=0,
                                      seed=0, **environment_settings(operative_config))
   try:
-    action_spec = env.action_spec()
-    num_actions = int(action_spec.maximum) - int(action_spec.minimum) + 1
     return algorithm.network_spec(
-        num_actions, env.observation_spec(),
+        env.action_spec(), env.observation_spec(),
         **{name: value for name, value in values.items() if value is not None})
   finally:
     env.close()

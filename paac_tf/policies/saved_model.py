@@ -8,7 +8,9 @@ Signatures of every export (every algorithm shares this code; what differs, the
 algorithm object says: `Algorithm.policy_scores`, `output_names`, `exploration`):
   serving_default(observation) -> action int64 [B] and the algorithm's other outputs, e.g.
       probabilities float32 [B, A], value float32 [B]     (PAAC), or
-      q_values float32 [B, A]                             (Ape-X).
+      q_values float32 [B, A]                             (Ape-X DQN);
+    or, for a continuous-action algorithm, action float32 [B, *action_shape] within the
+      action bounds (Ape-X DPG).
     `observation` is a batch exactly as the environment gives it: uint8 [B, 84, 84, 4]
     frame stacks on Atari (scaled inside the model), float32 vectors for gymnasium envs.
   action, get_initial_state, get_train_step, get_metadata: as TF-Agents' `PolicySaver`
@@ -22,8 +24,10 @@ agent steps (`train_step_unit`), as do the version directories of training expor
 
 Actions: argmax if exported `greedy` (the algorithm's `export_greedy` by default), else as
 the algorithm explores: a sample of softmax(scores) (PAAC), or epsilon-greedy with the
-`epsilon` given in its metadata (Ape-X). The metadata's `eval_epsilon` is the algorithm's
-default evaluation epsilon for the export (`Algorithm.eval_epsilon`).
+`epsilon` given in its metadata (Ape-X DQN). A 'deterministic' algorithm's scores are its
+actions (Ape-X DPG's bounded continuous actions: `Algorithm.policy_action_spec`). The
+metadata's `eval_epsilon` is the algorithm's default evaluation epsilon for the export
+(`Algorithm.eval_epsilon`).
 """
 import contextlib
 import datetime
@@ -51,7 +55,7 @@ from paac_tf.runtime import memory
 from paac_tf.runtime import startup
 
 FORMAT_VERSION = 1
-EXPLORATIONS = ("sample", "epsilon_greedy")
+EXPLORATIONS = ("sample", "epsilon_greedy", "deterministic")
 
 
 # --- the policy -------------------------------------------------------------------------
@@ -62,6 +66,7 @@ class KerasModelPolicy(tf_policy.TFPolicy):
   `algorithm` (a `paac_tf.algorithms.base.Algorithm`) gives the scores actions are chosen
   from and the other outputs (`policy_scores`), and how a non-greedy policy acts
   (`exploration`): a sample of softmax(scores), or epsilon-greedy. Greedy: the argmax.
+  A 'deterministic' algorithm's scores are the actions, in its `policy_action_spec`.
   """
 
   def __init__(self, model, observation_spec, algorithm, greedy, epsilon=0.0):
@@ -73,9 +78,13 @@ class KerasModelPolicy(tf_policy.TFPolicy):
     self._greedy = bool(greedy)
     self._epsilon = float(epsilon or 0.0)
     self._observation_spec = _named_observation_spec(observation_spec)
-    self._num_actions = _num_actions(model, self._observation_spec, algorithm)
-    action_spec = tensor_spec.BoundedTensorSpec(
-        (), tf.int64, 0, self._num_actions - 1, name="action")
+    if algorithm.exploration == "deterministic":
+      self._num_actions = None
+      action_spec = algorithm.policy_action_spec(model)
+    else:
+      self._num_actions = _num_actions(model, self._observation_spec, algorithm)
+      action_spec = tensor_spec.BoundedTensorSpec(
+          (), tf.int64, 0, self._num_actions - 1, name="action")
     super().__init__(ts.time_step_spec(self._observation_spec), action_spec,
                      name="%s_policy" % algorithm.name)
 
@@ -93,7 +102,10 @@ class KerasModelPolicy(tf_policy.TFPolicy):
     return {"action": self._select_actions(scores), **others}
 
   def _select_actions(self, scores, seed=None):
-    """int64 [B] actions: argmax, a sample of softmax(scores), or epsilon-greedy."""
+    """int64 [B] actions: argmax, a sample of softmax(scores), or epsilon-greedy; or the
+    scores themselves (float32 [B, ...]) for a deterministic policy."""
+    if self._algorithm.exploration == "deterministic":
+      return tf.cast(scores, tf.float32)
     greedy = tf.argmax(scores, axis=-1, output_type=tf.int64)
     if self._greedy:
       return greedy
@@ -318,10 +330,11 @@ def _trace_and_save(algorithm, model, observation_spec, base_dir, version, metad
     if tf.io.gfile.exists(tmp):
       tf.io.gfile.rmtree(tmp)
     tf.io.gfile.rmtree(staging)
+  acting = {"epsilon_greedy": "epsilon %g" % epsilon, "sample": "sampling",
+            "deterministic": "deterministic"}[algorithm.exploration]
   logging.info("Exported %s policy (%s) to %s", algorithm.name,
-               "greedy" if greedy else ("epsilon %g" % epsilon
-                                        if algorithm.exploration == "epsilon_greedy"
-                                        else "sampling"), path)
+               "greedy" if greedy and algorithm.exploration != "deterministic" else acting,
+               path)
   return path
 
 
@@ -339,13 +352,14 @@ def _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, e
       "algorithm": algorithm.name,
       "greedy": bool(greedy),
       "epsilon": 0.0 if greedy else float(epsilon),   # the exported policy's own epsilon
-      "action_selection": "argmax" if greedy else algorithm.exploration,
+      "action_selection": ("argmax" if greedy and algorithm.exploration != "deterministic"
+                           else algorithm.exploration),
       "eval_epsilon": float(algorithm.eval_epsilon(greedy)),
       "train_step": int(meta["train_step"]),
       "train_step_unit": "agent_steps",   # one agent step = frameskip frames on Atari
       "version": int(version),
       "model_name": os.path.basename(os.path.normpath(base_dir)),
-      "num_actions": int(policy.action_spec.maximum) + 1,
+      **_action_metadata(policy.action_spec),
       "observation": {"shape": [int(d) for d in obs.shape], "dtype": obs.dtype.name},
       "outputs": list(algorithm.output_names),
       "network": meta.get("network") or getattr(policy.model, "torso_name", None),
@@ -361,6 +375,17 @@ def _complete_metadata(algorithm, policy, base_dir, version, metadata, greedy, e
       logging.warning("Export metadata without preprocessing settings: %s", e)
       meta["preprocessing"] = {}
   return _jsonable(meta)   # numpy scalars -> numbers; anything else unknown -> its str()
+
+
+def _action_metadata(action_spec):
+  """What an export's metadata says of its actions: their number if discrete, else their
+  shape and bounds."""
+  if action_spec.dtype.is_integer:
+    return {"num_actions": int(action_spec.maximum) + 1}
+  shape = [int(d) for d in action_spec.shape]
+  bound = lambda b: np.broadcast_to(np.asarray(b, np.float32), shape).tolist()
+  return {"action_shape": shape, "action_low": bound(action_spec.minimum),
+          "action_high": bound(action_spec.maximum)}
 
 
 def _metadata_variables(meta):

@@ -256,7 +256,8 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = environment.specs(env_name)
+  observation_spec, action_spec = environment.specs(env_name)
+  num_actions = environment.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(observation_spec)
   frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
   item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size

@@ -161,7 +161,8 @@ def act_worker(config_file, seconds, out):
   # Lazy: TensorFlow after its threads are set (above).
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   num_envs = int(actor_setting("num_envs"))
-  observation_spec, num_actions = environment.specs(config.env_name_or_configured(None))
+  observation_spec, action_spec = environment.specs(config.env_name_or_configured(None))
+  num_actions = environment.num_actions(action_spec)
   network = dueling_q.build_q_network(num_actions, observation_spec)
   q_function = tf.function(network).get_concrete_function(
       tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
@@ -196,7 +197,8 @@ def write_worker(config_file, address, seconds, out, recorded_steps=200):
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   env_name = config.env_name_or_configured(None)
-  observation_spec, num_actions = environment.specs(env_name)
+  observation_spec, action_spec = environment.specs(env_name)
+  num_actions = environment.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(observation_spec)
   num_envs = int(actor_setting("num_envs"))
   chunk_length = int(actor_setting("chunk_length"))

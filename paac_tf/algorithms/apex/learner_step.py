@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from paac_tf.networks import optimizers
 from paac_tf.algorithms.apex import losses
-from paac_tf.algorithms.apex import priorities as priorities_lib
+from paac_tf.runners.apex import prioritized
 from paac_tf.runtime import checks
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -68,7 +68,12 @@ class ApexLearnerStep(tf.Module):
 
   @property
   def network(self):
-    """The online network: published to the actors, exported."""
+    """The online network: published to the actors (and checked finite)."""
+    return self.q_network
+
+  @property
+  def policy_network(self):
+    """The network an export holds: the online network."""
     return self.q_network
 
   def checkpoint_trackables(self):
@@ -85,7 +90,7 @@ class ApexLearnerStep(tf.Module):
     metrics dict of scalars)."""
     info, data = sample.info, self.layout.unpack(sample.data)
     obs, next_obs = self.layout.observations(data["frames"], data["next_offset"])
-    weights = priorities_lib.importance_weights(info.probability, info.table_size,
+    weights = prioritized.importance_weights(info.probability, info.table_size,
                                                 self.importance_beta)
     next_q_online = self.q_network(next_obs)
     next_q_target = self.target_network(next_obs)
@@ -103,7 +108,7 @@ class ApexLearnerStep(tf.Module):
     self.steps.assign_add(1)
     if self.steps % self.target_update_period == 0:
       self.update_target()
-    new_priorities = priorities_lib.priorities_from_td(td_errors)
+    new_priorities = prioritized.priorities_from_td(td_errors)
     metrics = {
         "Losses/huber": loss,
         "Losses/mean_abs_td_error": tf.reduce_mean(tf.abs(td_errors)),

@@ -4,6 +4,7 @@ import tensorflow as tf
 from paac_tf.algorithms import base
 from paac_tf.algorithms.paac import export
 from paac_tf.algorithms.paac import train_loop
+from paac_tf.envs import environment
 from paac_tf.networks import specs
 from paac_tf.runners import validation
 
@@ -26,8 +27,9 @@ class Paac(base.Algorithm):
   def check_config(self, bound):
     validation.check_worker_split(train_loop.paac_train, bound)
 
-  def network_spec(self, num_actions, observation_spec, **settings):
-    return specs.actor_critic_spec(num_actions, observation_spec, **settings)
+  def network_spec(self, action_spec, observation_spec, **settings):
+    return specs.actor_critic_spec(environment.num_actions(action_spec), observation_spec,
+                                   **settings)
 
   def build_network(self, spec):
     return specs.build_model(spec)

@@ -123,9 +123,9 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
                                      seed=seed)
   writer = subscriber = None
   try:
-    observation_spec = env.observation_spec()
-    layout = replay_layout.ReplayLayout(observation_spec)
-    acting = algorithm.make_acting(env.num_actions, observation_spec, num_envs, actor_index,
+    observation_spec, action_spec = env.observation_spec(), env.action_spec()
+    layout = replay_layout.ReplayLayout(observation_spec, action_spec)
+    acting = algorithm.make_acting(action_spec, observation_spec, num_envs, actor_index,
                                    num_actors, seed, epsilon_base, epsilon_alpha)
     epsilons = acting.epsilons
     subscriber = weights_lib.WeightsSubscriber(client, acting.network, timeout_s=10)
@@ -142,7 +142,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
       return {"env_steps": 0, "items": 0, "reason": "stopped"}
     logging.info("Replay server at %s answers; acting with the weights of learner step %d.",
                  replay_address, subscriber.learner_step)
-    builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount)
+    builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount,
+                                  action_shape=action_spec.shape, action_dtype=action_spec.dtype)
     writer = replay_layout.TransitionWriter(client, layout, num_envs,
                                             chunk_length=chunk_length)
     loop = _ActorLoop(

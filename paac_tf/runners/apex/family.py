@@ -4,20 +4,29 @@ learner of this package, on one machine (`launcher.run_local`) or on Ray
 
 The machinery is the same for every such algorithm; what differs, it asks the algorithm
 object for (a `ReplayAlgorithm`):
-  network_settings()                  the configured network settings (run_config.json)
-  make_acting(num_actions, observation_spec, num_envs, actor_index, num_actors, seed,
+  network_settings()                  the configured network settings (run_config.json;
+                                      with a "network" entry, which exports record)
+  make_acting(action_spec, observation_spec, num_envs, actor_index, num_actors, seed,
               epsilon_base, epsilon_alpha)
                                       an actor's acting: `.network` (the local copy the
                                       learner's weights go into), `.epsilons` (each
-                                      environment's exploration), `.act(observation)` ->
-                                      (actions, q_taken, state values) and
-                                      `.initial_priorities(transitions, state values)`
-  make_learner_step(num_actions, observation_spec, layout, seed)
+                                      environment's exploration scale on the ladder,
+                                      ladder.py; what a report's episodes were played at),
+                                      `.act(observation)` -> (actions, q_taken: Q(s, a) of
+                                      the actions, bootstrap values of the states) and
+                                      `.initial_priorities(transitions, bootstrap values)`
+  make_learner_step(action_spec, observation_spec, layout, seed)
                                       the learner's compiled update: `.network` (published
-                                      to the actors, exported), `.steps`, `.optimizer`,
-                                      `.train(sample)` -> (keys, priorities, metrics),
+                                      to the actors, checked finite), `.policy_network`
+                                      (exported), `.steps`, `.optimizer`, `.train(sample)`
+                                      -> (keys, priorities, metrics),
                                       `.checkpoint_trackables()`, `.finite_metric_keys`
-Its own package holds those (algorithms/apex/ for Ape-X's double-dueling DQN).
+The actions are the environment's (`action_spec`): discrete (one integer) or continuous
+(a float array); the replay stores either (replay_layout.py). epsilon_base and
+epsilon_alpha are the actors' ladder settings for Ape-X DQN's epsilons (apex_actor's
+bindings); an algorithm that explores otherwise configures its own and ignores them.
+Its own package holds those (algorithms/apex/ for Ape-X's double-dueling DQN,
+algorithms/apex_dpg/ for Ape-X DPG).
 """
 from paac_tf import errors
 from paac_tf.algorithms import base
@@ -46,11 +55,11 @@ class ReplayAlgorithm(base.Algorithm):
   def network_settings(self):
     raise NotImplementedError
 
-  def make_acting(self, num_actions, observation_spec, num_envs, actor_index, num_actors, seed,
+  def make_acting(self, action_spec, observation_spec, num_envs, actor_index, num_actors, seed,
                   epsilon_base, epsilon_alpha):
     raise NotImplementedError
 
-  def make_learner_step(self, num_actions, observation_spec, layout, seed):
+  def make_learner_step(self, action_spec, observation_spec, layout, seed):
     raise NotImplementedError
 
 

@@ -140,15 +140,16 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     logging.info("Learner TF threads: %d intra-op, %d inter-op (0: one per core).", *pools)
   train_dir = os.path.join(root_dir, "train")
   network_settings = algorithm.network_settings()
-  observation_spec, num_actions = environment.specs(env_name)
-  layout = replay_layout.ReplayLayout(observation_spec)
+  observation_spec, action_spec = environment.specs(env_name)
+  algorithm.check_actions(env_name, action_spec)
+  layout = replay_layout.ReplayLayout(observation_spec, action_spec)
   run_config = {**registry.record(algorithm), "env_name": str(env_name), **network_settings,
                 "n_step": layout.n_step, "single_frames": layout.single_frames,
-                "network_spec": algorithm.network_spec(num_actions, observation_spec,
+                "network_spec": algorithm.network_spec(action_spec, observation_spec,
                                                        **network_settings)}
   checkpointing.check_run_config(train_dir, run_config)
 
-  step = algorithm.make_learner_step(num_actions, observation_spec, layout, seed)
+  step = algorithm.make_learner_step(action_spec, observation_spec, layout, seed)
   env_steps_var = tf.Variable(0, dtype=tf.int64, name="env_steps")
   episodes_var = tf.Variable(0, dtype=tf.int64, name="episodes")
   checkpointer = checkpointing.Checkpointer(
@@ -354,7 +355,8 @@ class _LearnerLoop:
                 "learner_step": self.learner_steps, "algorithm": self.algorithm.name,
                 "run_config": self.run_config, "network": self.run_config["network"],
                 "operative_config": gin.operative_config_str()}
-    return saved_model.save_policy(self.algorithm, self.step.network, self.observation_spec,
+    return saved_model.save_policy(self.algorithm, self.step.policy_network,
+                                   self.observation_spec,
                                    base, int(env_steps), metadata)
 
   def _housekeeping(self):

@@ -35,25 +35,31 @@ Transitions = collections.namedtuple("Transitions", [
     "start_id",   # int64 [M]   id of s_t (the caller's id, see NStepBuilder.step)
     "next_id",    # int64 [M]   id of s_{t+k}: always the time step given to this call
     "length",     # int64 [M]   k, 1 <= k <= n
-    "action",     # int64 [M]   a_t
+    "action",     # [M, *action_shape] a_t (int64 [M] for discrete actions)
     "reward",     # float32 [M] R
     "discount",   # float32 [M] D
     "q_taken",    # float32 [M] Q(s_t, a_t) as given at the start (NaN if not given)
 ])
 
 
-def empty_transitions():
+def empty_transitions(action_shape=(), action_dtype=np.int64):
   i, f = np.zeros(0, np.int64), np.zeros(0, np.float32)
-  return Transitions(i, i, i, i, i, f, f, f)
+  return Transitions(i, i, i, i, np.zeros((0, *action_shape), action_dtype), f, f, f)
 
 
 class NStepBuilder:
-  """Pending n-step transitions of `num_envs` environments; emits completed ones."""
+  """Pending n-step transitions of `num_envs` environments; emits completed ones.
 
-  def __init__(self, num_envs, n=3, gamma=0.99):
+  Actions are one integer per environment (`action_shape` (), the default) or arrays of
+  `action_shape` and `action_dtype` (continuous actions: float32).
+  """
+
+  def __init__(self, num_envs, n=3, gamma=0.99, action_shape=(), action_dtype=np.int64):
     if int(n) < 1:
       raise ValueError("n must be >= 1, got %r." % (n,))
     self.num_envs, self.n, self.gamma = int(num_envs), int(n), float(gamma)
+    self.action_shape = tuple(int(d) for d in action_shape)
+    self.action_dtype = np.dtype(action_dtype)
     shape = (self.num_envs, self.n)
     # One slot per possibly pending start: a transition started at an environment's
     # c-th call lives in slot c mod n; it is complete by call c + n at the latest.
@@ -61,7 +67,7 @@ class NStepBuilder:
     self._return = np.zeros(shape, np.float64)
     self._weight = np.ones(shape, np.float64)   # multiplier of the next reward (= D so far)
     self._length = np.zeros(shape, np.int64)
-    self._action = np.zeros(shape, np.int64)
+    self._action = np.zeros(shape + self.action_shape, self.action_dtype)
     self._q_taken = np.zeros(shape, np.float32)
     self._start_id = np.zeros(shape, np.int64)
     self._calls = np.zeros(self.num_envs, np.int64)
@@ -76,7 +82,8 @@ class NStepBuilder:
     Args:
       step_type, reward, discount: [B] of the time step just observed (the reward and
         discount of arriving there; ignored on FIRST).
-      action: [B] actions chosen at this time step (ignored where it is LAST).
+      action: [B, *action_shape] actions chosen at this time step (ignored where it is
+        LAST).
       q_taken: optional [B] Q(s, action) under the actor's network, kept for priorities.
       ids: optional [B] int64 ids of this time step's observations (e.g. positions in a
         replay stream); default: the number of previous calls for that environment.
@@ -87,7 +94,7 @@ class NStepBuilder:
     step_type = np.asarray(step_type).reshape(self.num_envs)
     reward = np.asarray(reward, np.float64).reshape(self.num_envs, 1)
     discount = np.asarray(discount, np.float64).reshape(self.num_envs, 1)
-    action = np.asarray(action, np.int64).reshape(self.num_envs)
+    action = np.asarray(action, self.action_dtype).reshape(self.num_envs, *self.action_shape)
     q_taken = (np.full(self.num_envs, np.nan, np.float32) if q_taken is None
                else np.asarray(q_taken, np.float32).reshape(self.num_envs))
     ids = self._calls.copy() if ids is None else np.asarray(ids, np.int64).reshape(self.num_envs)
@@ -127,7 +134,7 @@ class NStepBuilder:
   def _collect(self, done, ids):
     env, slot = np.nonzero(done)
     if env.size == 0:
-      return empty_transitions()
+      return empty_transitions(self.action_shape, self.action_dtype)
     start = self._start_id[env, slot]
     order = np.lexsort((start, env))
     env, slot, start = env[order], slot[order], start[order]

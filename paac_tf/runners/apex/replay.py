@@ -148,8 +148,7 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
 
 def layout_for(env_name):
   """The ReplayLayout of `env_name` under the current gin configuration."""
-  observation_spec, _ = environment.specs(env_name)
-  return replay_layout.ReplayLayout(observation_spec)
+  return replay_layout.ReplayLayout(*environment.specs(env_name))
 
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):

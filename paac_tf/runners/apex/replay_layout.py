@@ -19,15 +19,16 @@ observation and S = 1.
 
 An item (one n-step transition s_t -> s_{t+k}, see `paac_tf/runners/apex/n_step.py`) is
   frames      [S + n, *frame_shape]  frames t-S+1 .. t+n of its stream
-  transition  float32 [4]            (a_t, R, D, k), unpacked by `ReplayLayout.unpack`:
-                a_t  the action,
+  transition  float32 [A + 3]        (a_t, R, D, k), unpacked by `ReplayLayout.unpack`:
+                a_t  the action: one integer (A = 1) for discrete actions, the A floats of a
+                     continuous action (its shape flattened),
                 R    the discounted n-step reward,
                 D    the multiplier of the bootstrap value (0: no bootstrap),
                 k    s_t is frames[0:S], s_{t+k} is frames[k:k+S].
-The four scalars share one float32 column (a_t and k are small integers, exact in float32)
-because Reverb's in-memory cost per item grows with its number of columns: with one column
-instead of four an item costs ~1 KB less (measured: ~1.1 KB vs ~2.0 KB per item besides
-the frame data), i.e. ~2 GB less for 2M transitions.
+The scalars share one float32 column (a discrete a_t and k are small integers, exact in
+float32) because Reverb's in-memory cost per item grows with its number of columns: with
+one column instead of four an item costs ~1 KB less (measured: ~1.1 KB vs ~2.0 KB per item
+besides the frame data), i.e. ~2 GB less for 2M transitions.
 Stream rules that keep every window inside one episode's valid frames: at FIRST the S-1
 older images of the reset stack are written before its newest image; after LAST, n-1
 copies of the final frame pad the stream, so transitions that end early (k < n) still
@@ -47,27 +48,34 @@ WEIGHTS_TABLE = "weights"
 STATS_TABLE = "actor_stats"
 
 TRANSITION_FIELDS = ("action", "reward", "discount", "next_offset")
+_SCALARS = 3   # R, D, k after the action's A values
 
 
 class FrameStackError(RuntimeError):
   """An environment's observation stacks do not shift by one image per step."""
 
 
-@checks.configurable(module="apex", denylist=["observation_spec"])
+@checks.configurable(module="apex", denylist=["observation_spec", "action_spec"])
 class ReplayLayout:
   """How transitions of an environment with `observation_spec` are stored in replay.
 
   Args:
     observation_spec: the batched env's observation spec (ArraySpec or TensorSpec).
+    action_spec: its action spec: a scalar integer (discrete, the default) or a float
+      array (continuous) spec.
     n_step: n of the n-step transitions (Ape-X: 3).
     single_frames: store each image of stacked (H, W, S) observations once (S = 4 on
       Atari), rather than each observation once; no effect on vector observations.
   """
 
-  def __init__(self, observation_spec, n_step: checks.Count = 3,
+  def __init__(self, observation_spec, action_spec=None, n_step: checks.Count = 3,
                single_frames: checks.Bool = True):
     self.observation_shape = tuple(int(d) for d in observation_spec.shape)
     self.dtype = tf.as_dtype(observation_spec.dtype)
+    self.action_shape = () if action_spec is None else tuple(int(d) for d in action_spec.shape)
+    self.discrete_actions = action_spec is None or (
+        self.action_shape == () and tf.as_dtype(action_spec.dtype).is_integer)
+    self.action_size = int(np.prod(self.action_shape, dtype=np.int64))
     self.n_step = int(n_step)
     if self.n_step < 1:
       raise ValueError("ReplayLayout.n_step must be >= 1, got %d." % self.n_step)
@@ -82,34 +90,44 @@ class ReplayLayout:
     self.window = self.stack + self.n_step
 
   def __repr__(self):
-    return "ReplayLayout(observation %s %s, frames %s x %d, n=%d)" % (
-        self.observation_shape, self.dtype.name, self.frame_shape, self.window, self.n_step)
+    actions = "" if self.discrete_actions else ", actions %s float32" % (self.action_shape,)
+    return "ReplayLayout(observation %s %s, frames %s x %d, n=%d%s)" % (
+        self.observation_shape, self.dtype.name, self.frame_shape, self.window, self.n_step,
+        actions)
 
   # --- what an item holds ---------------------------------------------------------------
   def item_signature(self):
     return {
         "frames": tf.TensorSpec([self.window, *self.frame_shape], self.dtype),
-        "transition": tf.TensorSpec([len(TRANSITION_FIELDS)], tf.float32),
+        "transition": tf.TensorSpec([self.action_size + _SCALARS], tf.float32),
     }
 
-  @staticmethod
-  def unpack(data):
-    """TF: an item batch {frames, transition} -> frames, action (int32), reward, discount,
-    next_offset (int32), each [B, ...]."""
-    transition = data["transition"]
-    return {"frames": data["frames"],
-            "action": tf.cast(tf.round(transition[..., 0]), tf.int32),
-            "reward": transition[..., 1],
-            "discount": transition[..., 2],
-            "next_offset": tf.cast(tf.round(transition[..., 3]), tf.int32)}
+  def transition_row(self, action, reward, discount, length):
+    """numpy: one item's transition column, float32 [A + 3]."""
+    return np.concatenate([np.asarray(action, np.float32).reshape(self.action_size),
+                           np.array([reward, discount, length], np.float32)])
 
-  @staticmethod
-  def unpack_np(data):
+  def unpack(self, data):
+    """TF: an item batch {frames, transition} -> frames, action (int32 [B] if discrete,
+    float32 [B, *action_shape] if continuous), reward, discount, next_offset (int32)."""
+    transition, a = data["transition"], self.action_size
+    if self.discrete_actions:
+      action = tf.cast(tf.round(transition[..., 0]), tf.int32)
+    else:
+      action = tf.reshape(transition[..., :a], [-1, *self.action_shape])
+    return {"frames": data["frames"], "action": action,
+            "reward": transition[..., a],
+            "discount": transition[..., a + 1],
+            "next_offset": tf.cast(tf.round(transition[..., a + 2]), tf.int32)}
+
+  def unpack_np(self, data):
     """numpy twin of `unpack` for one item."""
-    transition = np.asarray(data["transition"], np.float32)
-    return {"frames": np.asarray(data["frames"]), "action": int(round(transition[0])),
-            "reward": float(transition[1]), "discount": float(transition[2]),
-            "next_offset": int(round(transition[3]))}
+    transition, a = np.asarray(data["transition"], np.float32), self.action_size
+    action = (int(round(transition[0])) if self.discrete_actions
+              else transition[:a].reshape(self.action_shape))
+    return {"frames": np.asarray(data["frames"]), "action": action,
+            "reward": float(transition[a]), "discount": float(transition[a + 1]),
+            "next_offset": int(round(transition[a + 2]))}
 
   def frame_bytes(self):
     return int(np.prod(self.frame_shape)) * self.dtype.size
@@ -228,9 +246,9 @@ class TransitionWriter:
       if hi - lo > len(steps) - first_carrier:
         raise AssertionError("More transitions than stream steps; this is a bug.")
       for j, i in enumerate(range(lo, hi)):
-        steps[first_carrier + j]["transition"] = np.array(
-            [transitions.action[i], transitions.reward[i], transitions.discount[i],
-             transitions.length[i]], np.float32)
+        steps[first_carrier + j]["transition"] = self.layout.transition_row(
+            transitions.action[i], transitions.reward[i], transitions.discount[i],
+            transitions.length[i])
       for step in steps:
         writer.append(step)
       base = int(self._positions[e])
