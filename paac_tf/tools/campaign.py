@@ -14,7 +14,7 @@ The plan is results/campaign_plan.json (the runs in the order they start; each r
 are the total agent steps at which it stops, is evaluated and published with
 paac_tf/tools/publish_run.py; a later stage resumes the same run directory). Each run trains
 with the code of one commit (a detached git worktree /work/campaign-<commit>, made when
-missing), recorded in its run directory's campaign.json with every command and start/stop
+missing: the plan's "commit" for the run if it names one, else the driver's --commit), recorded in its run directory's campaign.json with every command and start/stop
 time, so that a run continued in a later session uses the code it started with. While a run trains,
 the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
 An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
@@ -150,7 +150,7 @@ def start(plan, run, commit):
   """Starts (or resumes) `run` to its next stage with the code of its commit."""
   directory = run_dir(plan, run)
   state = read_state(directory)
-  commit = state.get("commit") or commit
+  commit = state.get("commit") or run.get("commit") or commit
   code = code_dir_for(commit)
   stage = next_stage(run, checkpoint_step(directory))
   command = train_command(plan, run, stage)
