@@ -158,8 +158,9 @@ class Policy:
     self.metadata = loaded.metadata
 
   def action(self, observations):
-    """int64 actions [B] for a batch of observations [B, ...] as the environment gives them
-    (cast to the policy's dtype), or for a batched TimeStep (its observation)."""
+    """Actions for a batch of observations [B, ...] as the environment gives them (cast to
+    the policy's dtype), or for a batched TimeStep (its observation): int64 [B] for a
+    discrete policy, float32 [B, *action_shape] within the bounds for a continuous one."""
     return self._loaded.actions(getattr(observations, "observation", observations))
 
   def __repr__(self):

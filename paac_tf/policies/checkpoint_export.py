@@ -99,7 +99,7 @@ def _export(root_dir, export_base, checkpoint, greedy, epsilon, version, name):
       "env_name": env_name, "train_step": step, "checkpoint": checkpoint_path,
       "run_config": run_config, "operative_config": operative_config,
       "preprocessing": run_settings.preprocessing_metadata(env_name, operative_config),
-      "network": spec["network"],
+      "network": spec.get("network", run_config.get("network")),
   }
   if epsilon is not None:
     metadata["epsilon"] = float(epsilon)
