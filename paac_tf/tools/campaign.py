@@ -14,8 +14,9 @@ The plan is results/campaign_plan.json (the runs in the order they start; each r
 are the total agent steps at which it stops, is evaluated and published with
 paac_tf/tools/publish_run.py; a later stage resumes the same run directory). Each run trains
 with the code of one commit (a detached git worktree /work/campaign-<commit>, made when
-missing: the plan's "commit" for the run if it names one, else the driver's --commit), recorded in its run directory's campaign.json with every command and start/stop
-time, so that a run continued in a later session uses the code it started with. While a run trains,
+missing: the plan's "commit" for the run if it names one, else the driver's --commit),
+recorded in its run directory's campaign.json with every command and start/stop time, so
+that a run continued in a later session uses the code it started with. While a run trains,
 the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
 An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
 other slots while it runs.

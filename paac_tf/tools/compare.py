@@ -36,7 +36,9 @@ RELATED = (
      "frames, rliable's aggregates, and the frames to 18 of the Pong run made alone "
      "(python -m paac_tf.tools.seeds)"),
     ("qbert_original/comparison.md", "atari.gin on Qbert against the original code's "
-     "published curve (python -m paac_tf.tools.original_curve)"))
+     "published curve (python -m paac_tf.tools.original_curve)"),
+    ("continuous.md", "continuous-control runs (MuJoCo) beside published DDPG / TD3 / SAC "
+     "scores at the same environment steps (python -m paac_tf.tools.continuous)"))
 
 
 def build_report(paths, command, link_base=None):

@@ -13,8 +13,9 @@ hardware, steps, and --config / --machine_note when given; for Ape-X also learne
 learner steps/s and the replay ratio from the learner's summaries), operative_config.gin;
 then regenerates the reports over all of results/: results/games.md (the 12 games),
 results/seeds.md (the seeds of Pong and Breakout), results/qbert_original/comparison.md
-(Qbert against the original's curve) and results/README.md with the compare tool
-(results/archive/ only in its last section; it links the other three).
+(Qbert against the original's curve), results/continuous.md (continuous-control runs beside
+published DDPG / TD3 scores) and results/README.md with the compare tool (results/archive/
+only in its last section; it links the other four).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
@@ -116,6 +117,7 @@ def main():
   run("-m", "paac_tf.tools.games", "results", "--output=results/games.md")
   run("-m", "paac_tf.tools.seeds", "results", "--output=results/seeds.md")
   run("-m", "paac_tf.tools.original_curve")
+  run("-m", "paac_tf.tools.continuous", "--results_dir=results", "--output=results/continuous.md")
   run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
 
 
