@@ -136,7 +136,7 @@ class Reinforce(base.Algorithm):
     return reinforce_train(root_dir, env, total_steps, seed, self)
 
   def network_spec(self, action_spec, observation_spec, mlp_units=(32,)):
-    return specs.actor_critic_spec(environment.num_actions(action_spec), observation_spec,
+    return specs.actor_critic_spec(batched.num_actions(action_spec), observation_spec,
                                    "mlp", mlp_units)
 
   def build_network(self, spec):

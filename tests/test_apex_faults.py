@@ -279,6 +279,7 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   import threading  # pylint: disable=import-outside-toplevel
   import gin  # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms import registry  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import batched  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import actor as actor_lib  # pylint: disable=import-outside-toplevel
@@ -289,7 +290,7 @@ def test_a_rate_limited_actor_stops_when_the_learner_is_done():
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
   spec, action_spec = environment.specs("CartPole-v1")
-  num_actions = environment.num_actions(action_spec)
+  num_actions = batched.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(spec)
   settings = replay_lib.apex_replay(capacity=10_000, learning_starts=50, samples_per_insert=1.0,
                                     error_buffer=2.0)

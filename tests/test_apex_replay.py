@@ -20,6 +20,7 @@ from paac_tf.algorithms.apex import epsilon as epsilon_lib
 from paac_tf.algorithms.apex import learner_step as learner_step_lib
 from paac_tf.algorithms.apex import losses
 from paac_tf.runners.apex import n_step
+from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.networks import dueling_q
 from paac_tf.runners.apex import actor as actor_lib
@@ -179,7 +180,7 @@ def _cartpole_replay(learning_starts=1):
   gin.parse_config(["apex_network.network = 'mlp'", "apex_network.mlp_units = (32, 32)",
                     "ReplayLayout.n_step = 3"])
   spec, action_spec = environment.specs("CartPole-v1")
-  num_actions = environment.num_actions(action_spec)
+  num_actions = batched.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(spec)
   settings = replay.apex_replay(capacity=10_000, learning_starts=learning_starts,
                                 samples_per_insert=1.0, error_buffer=1e7)

@@ -3,6 +3,7 @@ value (`envs.names.Environment`) that flows down; its specs are learned once per
 import gin
 import pytest
 
+from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
@@ -10,6 +11,7 @@ from paac_tf.runners import train_eval
 from paac_tf.runtime import config
 
 pytestmark = pytest.mark.timeout(300)
+train_eval.load_configurables()   # the configurables cartpole.gin names (alone, too)
 
 
 @pytest.fixture
@@ -56,5 +58,5 @@ def test_specs_are_learned_once_per_environment(monkeypatch):
   env = names.resolve("CartPole-v1")
   first = environment.specs(env)
   assert environment.specs(env) == first and environment.specs("CartPole-v1") == first
-  assert environment.num_actions(first[1]) == 2 and tuple(first[0].shape) == (4,)
+  assert batched.num_actions(first[1]) == 2 and tuple(first[0].shape) == (4,)
   assert len(built) <= 1   # none if an earlier test of this process learned them already

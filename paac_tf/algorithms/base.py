@@ -19,6 +19,7 @@ the object:
 """
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import batched
 from paac_tf.envs import environment
 
 
@@ -74,7 +75,7 @@ class Algorithm:
   def check_actions(self, env, action_spec):
     """Raises errors.UserError unless the algorithm takes the actions of `env` (an
     `envs.names.Environment`), whose action spec is `action_spec`."""
-    kind = "discrete" if environment.is_discrete(action_spec) else "continuous"
+    kind = "discrete" if batched.is_discrete_spec(action_spec) else "continuous"
     if kind == self.action_kind:
       return
     takers = [a.display_name for a in registry.algorithms() if a.action_kind == kind]

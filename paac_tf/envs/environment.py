@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 
+from paac_tf.envs import batched
 from paac_tf.envs import factory
 from paac_tf.envs import grouped
 from paac_tf.envs import names
@@ -81,24 +82,10 @@ def specs(env):
   return _SPECS[env]
 
 
-def is_discrete(action_spec):
-  """Whether an action spec is one integer action (Discrete), not a vector of floats (Box)."""
-  return tuple(action_spec.shape) == () and np.issubdtype(np.dtype(action_spec.dtype),
-                                                          np.integer)
-
-
-def num_actions(action_spec):
-  """The number of actions of a discrete action spec (bounds inclusive)."""
-  if not is_discrete(action_spec):
-    raise ValueError("%s is no discrete action spec: it has no number of actions."
-                     % (action_spec,))
-  return int(action_spec.maximum) - int(action_spec.minimum) + 1
-
-
 def describe_actions(action_spec):
   """"6 discrete actions" or "continuous (Box) actions of shape (1,) in [-2, 2]": for messages."""
-  if is_discrete(action_spec):
-    return "%d discrete actions" % num_actions(action_spec)
+  if batched.is_discrete_spec(action_spec):
+    return "%d discrete actions" % batched.num_actions(action_spec)
   low, high = np.asarray(action_spec.minimum), np.asarray(action_spec.maximum)
   bounds = ("[%g, %g]" % (low.min(), high.max()) if low.size and np.all(low == low.flat[0])
             and np.all(high == high.flat[0]) else "bounds %s..%s" % (low.tolist(), high.tolist()))

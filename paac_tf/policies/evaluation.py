@@ -204,11 +204,11 @@ def _state_renderer(env_name, observation_shape):
 def _check_actions(env_name, action_spec, metadata):
   """A UserError unless the environment's actions are those the policy was trained with
   (its export metadata's num_actions, or action_shape for a continuous policy)."""
-  if environment.is_discrete(action_spec):
+  if batched.is_discrete_spec(action_spec):
     if "action_shape" in metadata:
       raise errors.UserError("%s has %s; the policy was trained with continuous actions."
                              % (env_name, environment.describe_actions(action_spec)))
-    actions = environment.num_actions(action_spec)
+    actions = batched.num_actions(action_spec)
     if metadata.get("num_actions") and int(metadata["num_actions"]) != actions:
       raise errors.UserError("%s has %d actions; the policy was trained with %d."
                              % (env_name, actions, int(metadata["num_actions"])))
@@ -225,7 +225,7 @@ def _random_actions(action_spec, num_envs, rng):
   """A function that draws `num_envs` uniformly random actions of `action_spec` (integers
   between its bounds, or floats of its shape within them)."""
   low, high = action_spec.minimum, action_spec.maximum
-  if environment.is_discrete(action_spec):
+  if batched.is_discrete_spec(action_spec):
     return lambda: rng.integers(int(low), int(high) + 1, num_envs)
   shape = (num_envs,) + tuple(action_spec.shape)
   return lambda: rng.uniform(low, high, shape).astype(np.float32)

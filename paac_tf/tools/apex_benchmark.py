@@ -250,6 +250,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   # Lazy: (as above) TensorFlow's modules, after the learner's TF threads are set.
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import batched  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
@@ -257,7 +258,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   from paac_tf.runners.apex import weights  # pylint: disable=import-outside-toplevel
   env_name = config.env_name_or_configured(None)
   observation_spec, action_spec = environment.specs(env_name)
-  num_actions = environment.num_actions(action_spec)
+  num_actions = batched.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(observation_spec)
   frameskip = 4 if len(layout.observation_shape) == 3 else 1   # Atari: 4 frames a step
   item_bytes = {k: int(np.prod(v.shape)) * v.dtype.size

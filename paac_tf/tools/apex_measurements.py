@@ -154,6 +154,7 @@ def act_worker(config_file, seconds, out):
   # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
   # benchmark's driver does not load TensorFlow.
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import batched  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
@@ -162,7 +163,7 @@ def act_worker(config_file, seconds, out):
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   num_envs = int(actor_setting("num_envs"))
   observation_spec, action_spec = environment.specs(config.env_name_or_configured(None))
-  num_actions = environment.num_actions(action_spec)
+  num_actions = batched.num_actions(action_spec)
   network = dueling_q.build_q_network(num_actions, observation_spec)
   q_function = tf.function(network).get_concrete_function(
       tf.TensorSpec([num_envs, *observation_spec.shape], observation_spec.dtype))
@@ -193,12 +194,13 @@ def write_worker(config_file, address, seconds, out, recorded_steps=200):
   import reverb  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import n_step  # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms.apex import priorities  # pylint: disable=import-outside-toplevel
+  from paac_tf.envs import batched  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   env_name = config.env_name_or_configured(None)
   observation_spec, action_spec = environment.specs(env_name)
-  num_actions = environment.num_actions(action_spec)
+  num_actions = batched.num_actions(action_spec)
   layout = replay_layout.ReplayLayout(observation_spec)
   num_envs = int(actor_setting("num_envs"))
   chunk_length = int(actor_setting("chunk_length"))

@@ -5,7 +5,7 @@ import numpy as np
 from paac_tf.algorithms.apex import acting
 from paac_tf.algorithms.apex import epsilon as epsilon_lib
 from paac_tf.algorithms.apex import learner_step
-from paac_tf.envs import environment
+from paac_tf.envs import batched
 from paac_tf.networks import dueling_q
 from paac_tf.networks import specs
 from paac_tf.runners.apex import family
@@ -29,7 +29,7 @@ class Apex(family.ReplayAlgorithm):
     return dueling_q.apex_network()
 
   def network_spec(self, action_spec, observation_spec, **settings):
-    return specs.dueling_q_spec(environment.num_actions(action_spec), observation_spec,
+    return specs.dueling_q_spec(batched.num_actions(action_spec), observation_spec,
                                 **settings)
 
   def build_network(self, spec):
@@ -37,7 +37,7 @@ class Apex(family.ReplayAlgorithm):
 
   def make_acting(self, action_spec, observation_spec, num_envs, actor_index, num_actors, seed,
                   epsilon_base, epsilon_alpha):
-    num_actions = environment.num_actions(action_spec)
+    num_actions = batched.num_actions(action_spec)
     epsilons = epsilon_lib.environment_epsilons(actor_index, num_actors, num_envs,
                                                 epsilon_base, epsilon_alpha)
     network = dueling_q.build_q_network(num_actions, observation_spec, seed=seed)
@@ -45,7 +45,7 @@ class Apex(family.ReplayAlgorithm):
                                 np.random.default_rng([int(seed), int(actor_index)]))
 
   def make_learner_step(self, action_spec, observation_spec, layout, seed):
-    num_actions = environment.num_actions(action_spec)
+    num_actions = batched.num_actions(action_spec)
     settings = self.network_settings()
     q_network = dueling_q.build_q_network(num_actions, observation_spec, settings, seed=seed)
     target_network = dueling_q.build_q_network(num_actions, observation_spec, settings)

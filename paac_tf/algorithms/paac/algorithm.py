@@ -4,7 +4,7 @@ import tensorflow as tf
 from paac_tf.algorithms import base
 from paac_tf.algorithms.paac import export
 from paac_tf.algorithms.paac import train_loop
-from paac_tf.envs import environment
+from paac_tf.envs import batched
 from paac_tf.networks import specs
 from paac_tf.runners import validation
 
@@ -28,7 +28,7 @@ class Paac(base.Algorithm):
     validation.check_worker_split(train_loop.paac_train, bound)
 
   def network_spec(self, action_spec, observation_spec, **settings):
-    return specs.actor_critic_spec(environment.num_actions(action_spec), observation_spec,
+    return specs.actor_critic_spec(batched.num_actions(action_spec), observation_spec,
                                    **settings)
 
   def build_network(self, spec):
