@@ -33,6 +33,13 @@ RUNS = {
                                            "--gin_bindings=apex_learner.batch_size=32")),
     "apex_atari_small.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
                                                  "--gin_bindings=apex_learner.batch_size=32")),
+    "apex_dpg_pendulum.gin": (2000, APEX_SMALL + ("--gin_bindings=apex_learner.batch_size=32",)),
+    # HalfCheetah-v5: needs the mujoco extra (pip install -e '.[mujoco]').
+    "apex_dpg.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
+                                         "--gin_bindings=apex_learner.batch_size=32")),
+    "apex_dpg_small.gin": (1000, APEX_SMALL + ("--gin_bindings=apex_actor.num_envs=4",
+                                               "--gin_bindings=apex_learner.batch_size=32",
+                                               "--gin_bindings=apex_replay.samples_per_insert=8.0")),
 }
 
 

@@ -18,7 +18,7 @@ train_eval.load_configurables()   # the configurables the configs name
 
 pytestmark = pytest.mark.timeout(120)
 
-PAAC, APEX = "cartpole.gin", "apex_cartpole.gin"
+PAAC, APEX, DPG = "cartpole.gin", "apex_cartpole.gin", "apex_dpg_pendulum.gin"
 
 # (config, binding, what the error must say the binding allows), every kind of parameter.
 BAD_BINDINGS = [
@@ -66,13 +66,31 @@ BAD_BINDINGS = [
     (PAAC, "train_eval.total_steps = 5e6", "write 5000000, not 5000000.0"),
     (PAAC, "train_eval.seed = -1", "an integer in [0, 2147483647]"),
     (PAAC, "train_eval.seed = 'one'", "an integer in [0, 2147483647]"),
-    (PAAC, "train_eval.algorithm = 'dqn'", "one of 'paac', 'apex'"),
+    (PAAC, "train_eval.algorithm = 'dqn'", "one of 'paac', 'apex', 'apex_dpg'"),
     (PAAC, "train_eval.deterministic = 1", "True or False"),
     (PAAC, "paac_train.network = 'mlp2'", "one of 'arch_nips', 'arch_nature', 'mlp'"),
     (PAAC, "paac_train.mlp_units = (64, 0)", "a tuple of integers >= 1"),
     (APEX, "ApexLearnerStep.optimizer = 'sgd'", "one of 'rmsprop', 'adam'"),
     (PAAC, "make_environment.atari_backend = 'fast'", "one of 'vector', 'portable'"),
     (PAAC, "make_environment.reward_clipping = 'yes'", "True or False"),
+    # Ape-X DPG's own: its update, its networks, its exploration noise
+    (DPG, "ApexDpgLearnerStep.target_update_tau = 2.0", "None or a number in (0, 1]"),
+    (DPG, "ApexDpgLearnerStep.target_update_tau = 0.0", "None or a number in (0, 1]"),
+    (DPG, "ApexDpgLearnerStep.actor_learning_rate = 0.0", "a number > 0"),
+    (DPG, "ApexDpgLearnerStep.critic_learning_rate = -0.001", "a number > 0"),
+    (DPG, "ApexDpgLearnerStep.actor_grad_clip = 0.0", "None or a number > 0"),
+    (DPG, "ApexDpgLearnerStep.max_grad_norm = -40.0", "None or a number > 0"),
+    (DPG, "ApexDpgLearnerStep.huber_delta = -1.0", "None or a number > 0"),
+    (DPG, "ApexDpgLearnerStep.target_update_period = 0", "an integer >= 1"),
+    (DPG, "ApexDpgLearnerStep.importance_beta = 1.5", "a number in [0, 1]"),
+    (DPG, "ApexDpgLearnerStep.adam_epsilon = 0.0", "a number > 0"),
+    (DPG, "dpg_exploration.noise_base = -1.0", "a number in (0, 1]"),
+    (DPG, "dpg_exploration.noise_base = 1.5", "a number in (0, 1]"),
+    (DPG, "apex_learner.low_epsilon = -0.1", "a number >= 0"),
+    (DPG, "dpg_exploration.noise_alpha = -3.0", "a number >= 0"),
+    (DPG, "dpg_networks.activation = 'sigmoid'", "one of 'relu', 'tanh', 'elu'"),
+    (DPG, "dpg_networks.critic_units = (64, 0)", "a tuple of integers >= 1"),
+    (DPG, "dpg_networks.layer_norm = 1", "True or False"),
 ]
 
 
@@ -177,6 +195,8 @@ def test_train_eval_checks_arguments_given_in_code(tmp_path):
     (PAAC, "PaacAgent.gamma=1.5", "error: PaacAgent.gamma = 1.5: must be a number in (0, 1]."),
     (APEX, "apex_replay.capacity=0",
      "error: apex_replay.capacity = 0: must be an integer >= 1."),
+    (DPG, "ApexDpgLearnerStep.target_update_tau=2.0",
+     "error: ApexDpgLearnerStep.target_update_tau = 2.0: must be None or a number in (0, 1]."),
 ])
 def test_the_cli_prints_one_error_line_exits_2_and_writes_nothing(tmp_path, gin_file, binding,
                                                                  message):

@@ -4,7 +4,6 @@ import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
-from paac_tf.envs import environment
 from paac_tf.envs import names
 from paac_tf.runners import validation
 from paac_tf.runtime import checks
@@ -47,8 +46,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                           algorithm=algorithm, seed=seed, deterministic=deterministic)
   env = names.resolve(env_name)   # checked once (and by check_values): the typed value goes down
   chosen = registry.get(algorithm)
-  if not env.is_atari:   # every Atari game has discrete actions
-    chosen.check_actions(env, environment.specs(env)[1])
+  validation.check_actions(chosen, env)
   if launcher not in LAUNCHERS or launcher not in chosen.launchers:
     on_ray = [a.display_name for a in registry.algorithms() if "ray" in a.launchers]
     raise errors.UserError("train_eval.launcher = %r: choose 'local', or 'ray' for %s%s." % (

@@ -20,6 +20,7 @@ import gin
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import environment
 from paac_tf.envs import names
 from paac_tf.runtime import checks as checks_lib
 from paac_tf.runtime import config
@@ -109,7 +110,19 @@ def check_bindings(required=REQUIRED):
     value = _bound_value(binding)
     if value is not _UNBOUND:
       _check(binding, value)
-  registry.get(_value("train_eval.algorithm", registry.DEFAULT)).check_config(_value)
+  algorithm = registry.get(_value("train_eval.algorithm", registry.DEFAULT))
+  algorithm.check_config(_value)
+  env_name = _value("train_eval.env_name", None)
+  if env_name is not None:
+    check_actions(algorithm, env_name)
+
+
+def check_actions(algorithm, env_name):
+  """Raises a UserError unless `algorithm` takes the actions of `env_name` (every Atari
+  game's are discrete; a gymnasium environment's specs are learned once per process)."""
+  env = names.resolve(env_name)
+  if not env.is_atari:
+    algorithm.check_actions(env, environment.specs(env)[1])
 
 
 def checked_env_name(env_name=None):

@@ -25,9 +25,10 @@ def dpg_networks(actor_units: checks.Units = (400, 300), critic_units: checks.Un
 
 
 @checks.configurable(module="apex_dpg")
-def dpg_exploration(noise_base: checks.NonNegative = 0.5, noise_alpha: checks.NonNegative = 3.0):
+def dpg_exploration(noise_base: checks.Fraction = 0.5, noise_alpha: checks.NonNegative = 3.0):
   """The actors' Gaussian noise scales on the Ape-X ladder: environment i of N explores with
-  noise_base ** (1 + noise_alpha * i / (N - 1)) of half the action range (exploration.py)."""
+  noise_base ** (1 + noise_alpha * i / (N - 1)) of half the action range (exploration.py);
+  noise_base in (0, 1], so that the ladder falls from the first environment to the last."""
   return float(noise_base), float(noise_alpha)
 
 
