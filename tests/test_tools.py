@@ -553,7 +553,7 @@ def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_pat
 
 def test_learner_rates_of_an_apex_run(tmp_path):
   train = str(tmp_path / "apex" / "train")
-  _write_scalars(train, {events.LEARNER_LOSS: [(100, 0.5), (200, 0.4), (300, 0.3)],
+  _write_scalars(train, {events.LEARNER_STEP_TAG: [(100, 0.5), (200, 0.4), (300, 0.3)],
                          events.LEARNER_STEPS_PER_SECOND: [(100, 40.0), (200, 30.0),
                                                            (300, 44.0)],
                          events.SAMPLES_PER_INSERT: [(100, 7.5), (200, 8.5), (300, 8.1)]})

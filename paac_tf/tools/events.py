@@ -33,7 +33,9 @@ RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: age
 # the near-greedy policy's training return; `RunEvents.training_returns` prefers it.
 LOW_EPSILON_RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"
 # Ape-X learner summaries (step: learner steps).
-LEARNER_LOSS = "Losses/huber"
+# Written at every learner summary by each algorithm on the Ape-X machinery (prioritized
+# replay's importance weights): its step is the learner step.
+LEARNER_STEP_TAG = "Replay/mean_importance_weight"
 LEARNER_STEPS_PER_SECOND = "Perf/learner_steps_per_second"
 SAMPLES_PER_INSERT = "Replay/samples_per_insert"
 _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their parent
@@ -378,10 +380,11 @@ def write_csv(run_events, path):
 
 def learner_rates(run):
   """An Ape-X run's learner figures from its summaries (RunEvents of its train/): learner
-  steps (the last `Losses/huber` step), learner steps per second over the run's wall time
+  steps (the last `Replay/mean_importance_weight` step, which every algorithm of the Ape-X
+  machinery writes), learner steps per second over the run's wall time
   and the median of its `Perf/learner_steps_per_second` summaries, and the median of
   `Replay/samples_per_insert` (the replay ratio). {} for a run without learner summaries."""
-  loss = run.last(LEARNER_LOSS)
+  loss = run.last(LEARNER_STEP_TAG)
   if loss is None:
     return {}
   rates = [p.value for p in run.series(LEARNER_STEPS_PER_SECOND)]
