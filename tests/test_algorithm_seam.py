@@ -22,9 +22,6 @@ NOT_YET = {
     "paac_tf.tools.benchmark": "'apex' is a benchmark part's name (--parts=apex), as "
                                "results/benchmark records it",
     "paac_tf.tools.benchmark_tables": "reads the benchmark's 'apex' part",
-    "paac_tf.tools.plot": "the PAAC and Ape-X papers' budgets, by the runs' algorithm",
-    "paac_tf.tools.results_table": "the papers' budgets, by the runs' algorithm",
-    "paac_tf.tools.run_results": "a PAAC export counted in updates: x n_e x t_max",
 }
 
 

@@ -102,10 +102,10 @@ def _make_labels_unique(curves):
 
 def _budgets(curves, axis):
   """[(x value, text)] of the papers' budgets relevant to these runs, on `axis`."""
-  algorithms = {str(c.algorithm or "").lower() for c in curves if c.atari}
-  networks = {str(c.network or "") for c in curves if str(c.algorithm or "").lower() == "paac"}
+  papers = {ref.paper_of(c.algorithm) for c in curves if c.atari}
+  networks = {str(c.network or "") for c in curves if ref.paper_of(c.algorithm) == ref.PAAC_PAPER}
   out = []
-  if "paac" in algorithms:
+  if ref.PAAC_PAPER in papers:
     if axis == "frames":
       out.append((ref.PAAC_PAPER_FRAMES, "PAAC paper: ~%s frames (~%s steps)" % (
           results_table.human_count(ref.PAAC_PAPER_FRAMES),
@@ -115,7 +115,7 @@ def _budgets(curves, axis):
       for network in sorted(known):
         hours = ref.PAAC_PAPER_HOURS[network]
         out.append((hours, "PAAC paper, %s: %g h (its GPU)" % (network, hours)))
-  if "apex" in algorithms:
+  if ref.APEX_PAPER in papers:
     if axis == "frames":
       out.append((ref.APEX_PAPER_FRAMES, "Ape-X paper: %s frames" %
                   results_table.human_count(ref.APEX_PAPER_FRAMES)))

@@ -17,6 +17,7 @@ import pkgutil
 import re
 
 ATARI_SCORES_CSV = "atari_scores.csv"
+PAPER_BUDGETS_CSV = "paper_budgets.csv"
 PAAC_TABLE1_CSV = "paac_paper_table1.csv"
 SOURCES_MD = "SOURCES.md"
 
@@ -45,7 +46,7 @@ PAAC_PAPER_FRAMES = PAAC_PAPER_TIMESTEPS * FRAMES_PER_AGENT_STEP
 PAAC_CODE_TIMESTEPS = 80e6            # the original code's default
 PAAC_CODE_FRAMES = PAAC_CODE_TIMESTEPS * FRAMES_PER_AGENT_STEP
 PAAC_PAPER_HOURS = {"arch_nips": 12.0, "arch_nature": 15.0}
-APEX_PAPER_FRAMES = 22.8e9            # 360 actors, one GPU learner
+APEX_PAPER_FRAMES = 22.8e9            # 360 actors, one GPU learner (Ape-X DQN, Atari)
 APEX_PAPER_HOURS = 5 * 24.0
 APEX_MEDIAN_HNS_NOOP = 4.34           # median human-normalized score, 30 no-op starts
 APEX_MEDIAN_HNS_HUMAN_STARTS = 3.58
@@ -83,6 +84,24 @@ def _atari_scores():
 @functools.lru_cache(maxsize=None)
 def _paac_table1():
   return _read_table(PAAC_TABLE1_CSV)
+
+
+# The papers whose budgets an Atari run is set against (paper_budgets.csv maps each
+# algorithm's registry name to one of these; an algorithm it does not name has none).
+PAAC_PAPER = "PAAC paper"
+APEX_PAPER = "Ape-X paper"
+
+
+@functools.lru_cache(maxsize=None)
+def _paper_budgets():
+  return {row["algorithm"]: row["paper"]
+          for row in csv.DictReader(io.StringIO(_read_data(PAPER_BUDGETS_CSV)))}
+
+
+def paper_of(algorithm):
+  """The paper (PAAC_PAPER, APEX_PAPER) whose training budget runs of `algorithm` (its
+  registry name) are set against, or None."""
+  return _paper_budgets().get(str(algorithm or "").lower())
 
 
 def atari_scores():

@@ -301,10 +301,10 @@ def budget_sentence(result):
               human_count(ref.PAAC_CODE_TIMESTEPS)))
   apex = "%s of Ape-X's %s frames" % (percent(result.frames / ref.APEX_PAPER_FRAMES),
                                       human_count(ref.APEX_PAPER_FRAMES))
-  algorithm = str(result.algorithm or "").lower()
-  if algorithm == "paac":
+  paper = ref.paper_of(result.algorithm)
+  if paper == ref.PAAC_PAPER:
     body = paac
-  elif algorithm == "apex":
+  elif paper == ref.APEX_PAPER:
     body = apex
   else:
     body = "%s; %s" % (paac, apex)
