@@ -519,13 +519,23 @@ MISMATCHES = [
 ]
 
 
+def _built_in_takers_only(message):
+  """The message as it reads with the built-in algorithms alone: other tests of the same
+  process register algorithms of their own, which the message rightly names too."""
+  built_in = {a.display_name for a in registry.algorithms() if a.name in registry.BUILTIN}
+  head, _, takers = message.rpartition(" (")
+  names, _, tail = takers.partition(" takes ")
+  kept = [n for n in names.split(" or ") if n in built_in]
+  return "%s (%s takes %s" % (head, " or ".join(kept), tail) if takers else message
+
+
 @pytest.mark.parametrize("algorithm,env_name,message", MISMATCHES,
                          ids=["%s-%s" % (a, e) for a, e, _ in MISMATCHES])
 def test_an_algorithm_refuses_the_other_kind_of_actions(tmp_path, algorithm, env_name, message):
   root = str(tmp_path / "run")
   with pytest.raises(errors.UserError) as info:
     train_eval.train_eval(root, env_name=env_name, total_steps=1000, algorithm=algorithm)
-  assert errors.user_message(info.value) == message
+  assert _built_in_takers_only(errors.user_message(info.value)) == message
   assert not os.path.exists(root)
 
 
