@@ -7,7 +7,7 @@ RAY    := $(VENV)/.installed-ray
 GIN    ?= atari.gin
 ARGS   ?=
 
-.PHONY: train test test-cluster lint install clean-venv
+.PHONY: train test test-system test-stops test-cluster lint install clean-venv
 
 $(PY):
 	@$(PYTHON) -c "import paac_tf"
@@ -32,13 +32,18 @@ train: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-# The suite without the tests marked `stops` (tests/test_stops.py: 40 signals at random
-# moments of whole runs, ~8 minutes alone, 19 on 2 loaded cores; `make test-stops`) and
-# `cluster` (Ape-X on multi-node Ray clusters: of network namespaces,
-# tests/test_apex_cluster.py, 10-16 minutes on 2 loaded cores, root and `ip netns`, skipped
-# otherwise; and on loopback, tests/test_apex_ray.py's two learning runs; `make test-cluster`). .ci/run runs all three.
+# The suite without the tests marked `system` (whole-system and fault-injection runs:
+# tests/test_apex_system.py, test_apex_faults.py, test_reliability.py, ~8 minutes;
+# `make test-system`), `stops` (tests/test_stops.py: 40 signals at random moments of whole
+# runs, ~8 minutes alone, 19 on 2 loaded cores; `make test-stops`) and `cluster` (Ape-X on
+# multi-node Ray clusters: of network namespaces, tests/test_apex_cluster.py, 10-16 minutes
+# on 2 loaded cores, root and `ip netns`, skipped otherwise; and on loopback,
+# tests/test_apex_ray.py's two learning runs; `make test-cluster`). .ci/run runs all four.
 test: $(RAY)
-	$(PY) -m pytest tests -q -m "not cluster and not stops" $(ARGS)
+	$(PY) -m pytest tests -q -m "not cluster and not stops and not system" $(ARGS)
+
+test-system: $(RAY)
+	$(PY) -m pytest tests -q -m system $(ARGS)
 
 test-stops: $(RAY)
 	$(PY) -m pytest tests -q -m stops $(ARGS)

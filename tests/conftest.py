@@ -92,5 +92,9 @@ def pytest_configure(config):
       "netns`; tests/test_apex_cluster.py) or on loopback (tests/test_apex_ray.py); "
       "`make test-cluster`, the last step of .ci/run")
   config.addinivalue_line(
+      "markers", "system: whole-system and fault-injection runs (tests/test_apex_system.py, "
+      "test_apex_faults.py, test_reliability.py); `make test-system`, the second step of "
+      ".ci/run")
+  config.addinivalue_line(
       "markers", "stops: signals at random moments of whole runs of every launcher "
-      "(tests/test_stops.py); `make test-stops`, the second step of .ci/run")
+      "(tests/test_stops.py); `make test-stops`, the third step of .ci/run")

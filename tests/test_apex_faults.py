@@ -29,7 +29,7 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 GIN = "--gin_file=apex_cartpole.gin"
 
 
-pytestmark = pytest.mark.usefixtures("no_new_children")
+pytestmark = [pytest.mark.usefixtures("no_new_children"), pytest.mark.system]
 
 
 class _Processes:

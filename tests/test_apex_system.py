@@ -21,7 +21,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 
 
-pytestmark = pytest.mark.usefixtures("no_new_children")
+pytestmark = [pytest.mark.usefixtures("no_new_children"), pytest.mark.system]
 
 
 def _start(args, log_path):

@@ -31,6 +31,9 @@ def _digest(paths):
   return h.hexdigest()
 
 
+pytestmark = pytest.mark.system   # `make test-system` (.ci/run's second step)
+
+
 @pytest.mark.timeout(600)
 def test_kill_9_during_training_then_rerun_resumes_from_last_checkpoint(tmp_path):
   root = str(tmp_path / "run")
