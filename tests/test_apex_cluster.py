@@ -149,9 +149,11 @@ class _Run:
 
   def placement(self):
     """{'replay': HOST:PORT, 'learner': IP, 'actors': {index: IP}} from the launcher's log."""
-    _, m = self.wait_for(r"Ape-X on Ray: replay (\S+); learner on node \S+ \(([^)]+)\); "
-                         r"actors on (.*)\.$", 300, "the placement")
-    actors = {int(i): ip for i, ip in re.findall(r"(\d+): node \S+ \(([^)]+)\)", m.group(3))}
+    # e.g. "replay 10.213.0.1:8000 (pid 5); learner on node ab12 (10.213.0.1, pid 6); actors
+    # on 0: node cd34 (10.213.0.2, pid 7), 1: ..."
+    _, m = self.wait_for(r"Ape-X on Ray: replay (\S+) \(pid \d+\); learner on node \S+ "
+                         r"\(([^,)]+)[^)]*\); actors on (.*)\.$", 300, "the placement")
+    actors = {int(i): ip for i, ip in re.findall(r"(\d+): node \S+ \(([^,)]+)", m.group(3))}
     return {"replay": m.group(1), "learner": m.group(2), "actors": actors}
 
   def records(self):
