@@ -170,10 +170,18 @@ def start(plan, run, commit):
   return proc
 
 
+def training_spans(history):
+  """(start, end) of each time a run trained (its campaign.json history). A start whose end
+  went unrecorded (its session's machine went with the process) ended, at the latest, where
+  the next one starts; only the newest may still be open (until now)."""
+  starts = [h["started"] for h in history]
+  return [(h["started"], h.get("ended") or (starts[i + 1] if i + 1 < len(starts) else now()))
+          for i, h in enumerate(history)]
+
+
 def overlapped(plan, run):
   """Names of the other campaign runs whose training time overlapped this run's."""
-  spans = lambda r: [(h["started"], h.get("ended") or now())
-                     for h in read_state(run_dir(plan, r)).get("history", [])]
+  spans = lambda r: training_spans(read_state(run_dir(plan, r)).get("history", []))
   mine = spans(run)
   return sorted(o["name"] for o in plan["runs"] if o is not run and any(
       a < d and c < b for a, b in mine for c, d in spans(o)))
