@@ -203,6 +203,24 @@ def test_fire_assist_as_trained_or_the_policys_own_actions(tmp_path):
     evaluation.evaluate(path, episodes=1, output_name="../x.json", verbose=False)
 
 
+def test_a_game_without_fire_was_not_assisted_in_training(tmp_path):
+  """MsPacman's action set has no FIRE: fire_reset never pressed it, so its evaluation is
+  the policy's own evaluation, not the 'own actions only' variant of an assisted one."""
+  model = actor_critic.build_actor_critic(9, ATARI_SPEC, torso="arch_nips")
+  path = saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "ms_pacman"), 1,
+                                 {"env_name": "MsPacman", "train_step": 1,
+                                  "preprocessing": {"atari_backend": "vector", "fire_reset": True,
+                                                    "max_episode_frames": 108000}})
+  summary = evaluation.evaluate(path, episodes=1, num_envs=1, max_episode_frames=40,
+                                verbose=False)
+  assert summary["assists"]["fire_at_game_start"] is False
+  assert summary["assists"]["trained_with_fire_reset"] is False
+  assert evaluation.assist_label(summary) == ""
+  assert evaluation.trained_with_fire("Breakout", {"fire_reset": True})
+  assert not evaluation.trained_with_fire("Breakout", {})
+  assert not evaluation.trained_with_fire("CartPole-v1", {"fire_reset": True})
+
+
 def test_bad_policy_dirs(tmp_path):
   with pytest.raises(errors.UserError, match="does not exist"):
     evaluation.evaluate(str(tmp_path / "nope"))

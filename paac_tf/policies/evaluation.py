@@ -53,6 +53,7 @@ import numpy as np
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.envs import atari_vector
 from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.envs import factory
@@ -279,13 +280,22 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
   return ordered
 
 
+def trained_with_fire(env_name, preprocessing):
+  """Whether training pressed FIRE in the policy's stead: `fire_reset` on, in a game whose
+  action set `uses_fire` (a game without FIRE, e.g. MsPacman, trained without the assist,
+  and its evaluation is the policy's own actions with or without `fire_reset`)."""
+  game = names.resolve_atari(str(env_name))
+  return bool(preprocessing.get("fire_reset")) and game is not None and atari_vector.uses_fire(
+      atari_vector.rom_action_meanings(game.rom_id))
+
+
 def assists(env, env_name, noop_max, max_episode_frames, epsilon, preprocessing):
   """What the evaluation environment did in the policy's stead (eval.json's "assists")."""
   atari = _is_atari(env_name)
   fire = bool(getattr(env, "presses_fire", False))
   return {"episodic_life": False, "reward_clipping": False,
           "fire_at_game_start": fire, "fire_after_life_loss": fire,
-          "trained_with_fire_reset": bool(preprocessing.get("fire_reset", False)),
+          "trained_with_fire_reset": trained_with_fire(env_name, preprocessing),
           "epsilon": float(epsilon),
           "noop_max": int(noop_max) if atari else None,
           "max_episode_frames": int(max_episode_frames) if atari else None,
