@@ -388,8 +388,7 @@ def make_atari_portable_env(game, num_envs, num_workers, seed=0, reward_clipping
                                episodic_life=bool(episodic_life), fire_reset=bool(fire_reset),
                                **preprocessing)
              for i in range(int(num_envs))]
-  presses_fire = bool(fire_reset) and atari_vector.uses_fire(
-      atari_vector.rom_action_meanings(game.rom_id, full_action_space))
+  presses_fire = atari_vector.presses_fire(game.rom_id, fire_reset, full_action_space)
   return AtariPortableBatchedPyEnvironment(
       env_fns, num_workers, presses_fire=presses_fire, reward_clipping=reward_clipping,
       start_method=start_method, timeout=timeout, startup_timeout=startup_timeout)

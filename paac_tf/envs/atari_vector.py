@@ -90,6 +90,11 @@ def uses_fire(action_meanings):
   return len(meanings) >= 3 and meanings[FIRE_ACTION] == "FIRE"
 
 
+def presses_fire(rom_id, fire_reset, full_action_space=False):
+  """Whether `fire_reset` presses FIRE in ROM `rom_id`: it is on and the game `uses_fire`."""
+  return bool(fire_reset) and uses_fire(rom_action_meanings(rom_id, full_action_space))
+
+
 def rom_action_meanings(rom_id, full_action_space=False):
   """The action meanings of ROM `rom_id` ("breakout"), in the order of its action set."""
   # Lazy, here and in the class: ale-py's import loads its ROMs and C++ library, needed
@@ -143,8 +148,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
 
     # ale-py's use_fire_reset presses FIRE in any game whose action set holds FIRE: it is
     # only turned on where `uses_fire` agrees (then FIRE is action 1, in the set).
-    self._presses_fire = self._fire_reset and uses_fire(
-        rom_action_meanings(rom_id, full_action_space))
+    self._presses_fire = presses_fire(rom_id, self._fire_reset, full_action_space)
     threads_before = _thread_ids()
     self._env = AtariVectorEnv(
         rom_id, self._num_envs, num_threads=int(num_threads),

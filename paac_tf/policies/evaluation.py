@@ -285,8 +285,8 @@ def trained_with_fire(env_name, preprocessing):
   action set `uses_fire` (a game without FIRE, e.g. MsPacman, trained without the assist,
   and its evaluation is the policy's own actions with or without `fire_reset`)."""
   game = names.resolve_atari(str(env_name))
-  return bool(preprocessing.get("fire_reset")) and game is not None and atari_vector.uses_fire(
-      atari_vector.rom_action_meanings(game.rom_id))
+  return game is not None and atari_vector.presses_fire(game.rom_id,
+                                                        preprocessing.get("fire_reset"))
 
 
 def assists(env, env_name, noop_max, max_episode_frames, epsilon, preprocessing):
