@@ -29,8 +29,11 @@ install: $(STAMP)
 train: $(STAMP)
 	$(PY) -m paac_tf.train --gin_file=$(GIN) $(ARGS)
 
+# ruff, and the README's results at a glance are what paac_tf/tools/glance.py generates from
+# results/ (no table typed by hand).
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m paac_tf.tools.glance --check
 
 # The suite without the tests marked `system` (whole-system and fault-injection runs:
 # tests/test_apex_system.py, test_apex_faults.py, test_reliability.py, ~8 minutes;

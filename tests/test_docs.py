@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 
 README = os.path.join(REPO, "README.md")
-README_MAX_LINES = 200
+README_MAX_LINES = 220    # with the PAAC paper's 12 games at a glance (tools/glance.py)
 DOCUMENTS = [README] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
 
 _FENCE = re.compile(r"^```.*?^```[^\n]*$", re.S | re.M)

@@ -15,6 +15,7 @@ from paac_tf import errors
 from paac_tf.tools import ablation
 from paac_tf.tools import aggregates
 from paac_tf.tools import games
+from paac_tf.tools import glance
 from paac_tf.tools import graph_reading
 from paac_tf.tools import original_curve
 from paac_tf.tools import run_results
@@ -329,3 +330,57 @@ def test_saved_campaign_state_is_not_a_result(tmp_path):
   (state / "run_config.json").write_text(json.dumps({"env_name": "Pong", "algorithm": "paac"}))
   assert [r.folder_name for r in run_results.collect([str(tmp_path)])] == ["pong"]
   assert [r.name for r in seed_runs.find(str(tmp_path))] == ["pong"]
+
+
+# --- the README's results at a glance -----------------------------------------------------
+
+def test_glance_tables_aggregates_and_the_readme_block(tmp_path):
+  results = tmp_path / "results"
+  at_10m = lambda game, mean, **kw: _evaluation(game, mean, 2_500_000, **kw)
+  points = [(M, 1.0), (2_500_000, 2.0)]
+  publish(results, "seaquest_s0", "Seaquest", FAST, points, wall_time_s=1500.0,
+          evals={"eval.json": at_10m("Seaquest", 800.0)})
+  publish(results, "seaquest_s1", "Seaquest", FAST, points, seed=1,
+          evals={"eval.json": at_10m("Seaquest", 900.0)})
+  publish(results, "breakout_long", "Breakout", FAST, [(M, 1.0), (10 * M, 300.0)],
+          config="atari_fast.gin", wall_time_s=6000.0,
+          machine_note="2 cores shared with another training run",
+          evals={"eval_at_2500000.json": at_10m("Breakout", 31.7, fire=True),
+                 "eval.json": _evaluation("Breakout", 400.0, 10 * M, fire=True),
+                 "eval_policy_only.json": _evaluation("Breakout", 410.0, 10 * M, fire=True,
+                                                      own_actions=True)})
+  publish(results, "pong_ref", "Pong", REFERENCE, [(M, -20.0), (5 * M, 19.0)],
+          wall_time_s=7200.0, machine_note="2 cores, alone",
+          evals={"eval.json": _evaluation("Pong", 19.0, 5 * M)})
+  text = glance.block(str(results), str(tmp_path), reps=REPS, poi_reps=REPS)
+  rows = [line for line in text.splitlines() if line.startswith("| ")]
+  # The 12 games: Seaquest over its 2 seeds (mean of the means ± their sample std; (850 -
+  # 68.4) / (42054.7 - 68.4) = 1.9% human-normalized); Breakout's
+  # 10M-frame evaluation beside its 40M one; a game without a run says so.
+  assert "| Seaquest ([seaquest_s0](results/seaquest_s0/), [seaquest_s1](results/seaquest_s1/))" \
+      " | 850.0 ± 70.7 (2 seeds) | 1.9% | — | 1754 (arch_nips) / 1755.3 (arch_nature) |" in rows
+  assert "| Breakout ([breakout_long](results/breakout_long/)) | 31.7 ± 1.0 | 104.2% | " \
+      "400.0 ± 1.0 | 470.1 (arch_nips) / 565.3 (arch_nature) |" in rows
+  assert "| Qbert | not yet run | — | — | 16561.7 (arch_nips) / 17249.2 (arch_nature) |" in rows
+  assert "2 of the 12 games present (Breakout, Seaquest)" in text
+  # Every algorithm and config: a game's run with the most frames; atari_fast.gin's runs at
+  # 10M frames are in the table above, not here; the wall time says when it was shared.
+  assert "| Breakout ([breakout_long](results/breakout_long/)) | PAAC | `atari_fast.gin` | " \
+      "40M frames | 1.7 h, under load | **400.0 ± 1.0** (own actions only: 410.0 ± 1.0) | " \
+      "FIRE at game start and after a lost life |" in rows
+  assert "| Pong ([pong_ref](results/pong_ref/)) | PAAC | `atari.gin` | 20M frames | 2.0 h | " \
+      "**19.0 ± 1.0** | none |" in rows
+  assert not [r for r in rows if "seaquest" in r and "`atari_fast.gin`" in r]
+  assert "- P(atari_fast.gin > atari.gin) of the training average" not in text  # Breakout ref
+  # The README: only the block between its two lines is rewritten; without them, refused.
+  readme = "intro\n%s\nold table\n%s\nafter\n" % (glance.BEGIN, glance.END)
+  assert glance.replace_block(readme, "new") == "intro\n%s\nnew\n%s\nafter\n" % (
+      glance.BEGIN, glance.END)
+  with pytest.raises(errors.UserError):
+    glance.replace_block("no block\n", "new")
+  # --check: a README whose block is not what the tool writes fails with one line.
+  (tmp_path / "README.md").write_text(readme)
+  proc = run_module("paac_tf.tools.glance", "--results_dir=%s" % results, "--readme=%s" % (
+      tmp_path / "README.md"), "--reps=%d" % REPS, "--check", timeout=300)
+  assert proc.returncode == 1 and "rerun it" in proc.stderr.strip().splitlines()[-1]
+  assert (tmp_path / "README.md").read_text() == readme

@@ -98,26 +98,27 @@ def long_text(game, long):
 
 
 def rows(runs, link_base=None):
-  """[(game, [RunResult] at 10M frames, markdown cells)] for the 12 games."""
+  """[(game, [RunResult] at 10M frames, markdown cells, [(SeedRun, RunResult)] at 40M
+  frames)] for the 12 games."""
   out = []
   for game in paac_games():
     evaluated, long, every = game_runs(runs, game)
     paper = rt.paac_paper_cell(run_record.RunResult(name=game, root="", env_name=game))
     if not evaluated:
       out.append((game, [], [game, missing_text(every), "—", "—", paper,
-                             long_text(game, long)]))
+                             long_text(game, long)], long))
       continue
     mean = statistics.fmean(r.score[0] for r in evaluated)
     folders = ", ".join(rt.folder_link(r.folder, link_base) for r in evaluated)
     out.append((game, evaluated, [
         "%s (%s)" % (game, folders), score_text(evaluated), assist_text(evaluated),
-        rt.percent(ref.human_normalized(game, mean)), paper, long_text(game, long)]))
+        rt.percent(ref.human_normalized(game, mean)), paper, long_text(game, long)], long))
   return out
 
 
 def aggregate_lines(table, reps=aggregates.REPS):
   """rliable's median and IQM of the human-normalized scores over the games present."""
-  present = [(game, evaluated) for game, evaluated, _ in table if evaluated]
+  present = [(game, evaluated) for game, evaluated, *_ in table if evaluated]
   head = "%d of the %d games present" % (len(present), len(table))
   matrix = aggregates.common_runs([[ref.human_normalized(g, r.score[0]) for r in evaluated]
                                    for g, evaluated in present])
@@ -153,7 +154,7 @@ def report(results_dir, command, link_base=None, reps=aggregates.REPS):
            "paper's Table 1 that could not be checked against it, at the paper's budget "
            "(~115M agent steps), not ours: not a pass/fail target. The peers' columns "
            "(paac_tf/data/SOURCES.md) are at 10M agent steps." % (CONFIG, ref.PAAC_PAPER_LABEL),
-           "", rt.markdown_table(head, [cells for _, _, cells in table]), "",
+           "", rt.markdown_table(head, [cells for _, _, cells, _ in table]), "",
            "## Aggregates", ""]
   lines += aggregate_lines(table, reps)
   return "\n".join(lines) + "\n"

@@ -14,8 +14,9 @@ learner steps/s and the replay ratio from the learner's summaries), operative_co
 then regenerates the reports over all of results/: results/games.md (the 12 games),
 results/seeds.md (the seeds of Pong and Breakout), results/qbert_original/comparison.md
 (Qbert against the original's curve), results/continuous.md (continuous-control runs beside
-published DDPG / TD3 scores) and results/README.md with the compare tool (results/archive/
-only in its last section; it links the other four).
+published DDPG / TD3 scores), results/README.md with the compare tool (results/archive/
+only in its last section; it links the other four) and the README's results at a glance
+(paac_tf/tools/glance.py).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
@@ -113,12 +114,14 @@ def main():
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)
-  # The reports over all of results/ (issue 27), then results/README.md, which links them.
+  # The reports over all of results/ (issue 27), then results/README.md, which links them,
+  # and the README's results at a glance.
   run("-m", "paac_tf.tools.games", "results", "--output=results/games.md")
   run("-m", "paac_tf.tools.seeds", "results", "--output=results/seeds.md")
   run("-m", "paac_tf.tools.original_curve")
   run("-m", "paac_tf.tools.continuous", "--results_dir=results", "--output=results/continuous.md")
   run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
+  run("-m", "paac_tf.tools.glance")        # README.md's results at a glance
 
 
 if __name__ == "__main__":

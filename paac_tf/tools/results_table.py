@@ -214,7 +214,8 @@ def markdown_table(header, rows):
   return "\n".join(lines)
 
 
-def _latest(result):
+def latest_key(result):
+  """Orders the runs of one game and config: the one with the most frames last."""
   return (result.frames if result.frames is not None else -1.0, result.folder_name)
 
 
@@ -228,7 +229,7 @@ def headline_medians(results):
     if (r.evaluated and r.hns is not None and r.newer_eval is None and
         run_labels.is_headline_config(r.config)):
       games = chosen.setdefault((run_record.algorithm_name(r.algorithm) or "?", r.config), {})
-      if r.game not in games or _latest(r) > _latest(games[r.game]):
+      if r.game not in games or latest_key(r) > latest_key(games[r.game]):
         games[r.game] = r
   return {key: (statistics.median(r.hns for r in games.values()), games)
           for key, games in chosen.items()}

@@ -70,6 +70,11 @@ def seed_scores(runs, game, config, max_gap_s=300.0):
   return group, scores
 
 
+def score_table(runs):
+  """{(game, config): seed_scores} of GAMES x CONFIGS."""
+  return {(g, c): seed_scores(runs, g, c) for g in GAMES for c in CONFIGS}
+
+
 def _hns(game, values):
   return [ref.human_normalized(game, v) for v in values if v is not None]
 
@@ -215,8 +220,7 @@ def plot(table, path):
 def report(results_dir, command, link_base, png_path=None, reps=aggregates.REPS,
            poi_reps=aggregates.POI_REPS):
   """The markdown (str); `png_path`: where the curves go (linked from the text)."""
-  runs = seed_runs.find(results_dir)
-  table = {(g, c): seed_scores(runs, g, c) for g in GAMES for c in CONFIGS}
+  table = score_table(seed_runs.find(results_dir))
   lines = ["%s with `%s`: do not edit by hand; rerun the command." % (MARKER, command), "",
            "# Seeds: atari.gin and atari_fast.gin on Pong and Breakout at 10M frames", "",
            "%d seeds planned per game and config (paac_tf/tools/campaign.py, results/CAMPAIGN.md); "
