@@ -372,6 +372,24 @@ def test_glance_tables_aggregates_and_the_readme_block(tmp_path):
       "**19.0 ± 1.0** | none |" in rows
   assert not [r for r in rows if "seaquest" in r and "`atari_fast.gin`" in r]
   assert "- P(atari_fast.gin > atari.gin) of the training average" not in text  # Breakout ref
+  assert text.endswith("**Speed**: no benchmark in benchmark/benchmark.json yet (python -m "
+                       "paac_tf.tools.benchmark).")
+  # The speed line from a benchmark's summary.
+  os.makedirs(results / "benchmark")
+  with open(results / glance.BENCHMARK, "w") as f:
+    json.dump({"machine": {"cpus": 2}, "commit": "abc1234", "started_utc": "2026-12-01 17:01",
+               "summary": {"serial_bound_steps_per_s": 3761.8,
+                           "loop groups=1 overlap_learner=False": {"steps_per_s": 3372.3,
+                                                                    "vs_bound": 0.896},
+                           "interleaved": {"loop_vs_bound_median": 0.877},
+                           "tf_agents": {"loop_vs_baseline_loop": 2.116,
+                                         "vector_env_vs_baseline_env": 2.466}}}, f)
+  line = glance.speed_line(str(results), "x.md")
+  assert line.startswith("**Speed** ([results/benchmark](x.md), 2 cores, no GPU, commit "
+                         "abc1234, 2026-12-01 17:01 UTC): the PAAC loop with `atari.gin` makes "
+                         "3,372 agent steps/s, 0.90 of its parts' serial bound (3,762; in "
+                         "alternating rounds the median 0.88")
+  assert "2.12x TF-Agents' own" in line and "steps 2.47x faster" in line
   # The README: only the block between its two lines is rewritten; without them, refused.
   readme = "intro\n%s\nold table\n%s\nafter\n" % (glance.BEGIN, glance.END)
   assert glance.replace_block(readme, "new") == "intro\n%s\nnew\n%s\nafter\n" % (
