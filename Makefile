@@ -35,8 +35,9 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m paac_tf.tools.glance --check
 
-# The suite without the tests marked `system` (whole-system and fault-injection runs:
-# tests/test_apex_system.py, test_apex_faults.py, test_reliability.py, ~8 minutes;
+# The suite without the tests marked `system` (whole runs, learning runs, benchmarks' parts and
+# fault injection: tests/test_apex_system.py, test_apex_faults.py, test_reliability.py, each
+# shipped config through the CLI, CartPole and Pendulum learned, kill -9 and Ctrl-C reruns;
 # `make test-system`), `stops` (tests/test_stops.py: 40 signals at random moments of whole
 # runs, ~8 minutes alone, 19 on 2 loaded cores; `make test-stops`) and `cluster` (Ape-X on
 # multi-node Ray clusters: of network namespaces, tests/test_apex_cluster.py, 10-16 minutes

@@ -25,6 +25,7 @@ def _result(text):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_apex_dpg_learns_pendulum_and_its_export_holds_the_target(tmp_path):
   root = tmp_path / "run"
   start = time.monotonic()

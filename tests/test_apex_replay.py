@@ -382,6 +382,7 @@ def _wait_for_server(address, process, timeout_s=120):
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path):
   port = _free_port()
   address = "127.0.0.1:%d" % port

@@ -78,6 +78,7 @@ def test_apex_atari_small_replays_as_the_small_scale_references():
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_learner_step_rates_measures_each_combination_with_its_threads(tmp_path):
   config_file = tmp_path / "config.gin"
   config_file.write_text("include '%s'\n" % config.resolve_gin_file("apex_atari_small.gin"))

@@ -1,6 +1,7 @@
-"""The shipped configs (paac_tf/configs/, package data): each one runs through the CLI from
-a directory outside the repository (bare names and `include`s resolve inside the package),
-shortened by bindings to a few hundred agent steps."""
+"""The shipped configs (paac_tf/configs/, package data): each one parses and passes the CLI's
+checks in process; and (`make test-system`) each one runs through the CLI from a directory
+outside the repository (bare names and `include`s resolve inside the package), shortened by
+bindings to a few hundred agent steps."""
 import glob
 import os
 
@@ -11,6 +12,7 @@ from conftest import REPO, run_module
 
 from paac_tf import errors
 from paac_tf.runners import train_eval
+from paac_tf.runners import validation
 from paac_tf.runtime import config
 
 train_eval.load_configurables()   # the configurables the configs name
@@ -43,6 +45,19 @@ RUNS = {
 }
 
 
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_shipped_config_parses_and_passes_every_check_in_process(name):
+  # What the CLI checks before it makes a run directory (every bound value against its
+  # parameter's check, the algorithm's own, the environment's actions); the whole run of
+  # each config, shortened, is test_shipped_config_runs_through_the_cli (`make test-system`).
+  gin.clear_config()
+  try:
+    config.parse([name], [])
+    validation.check_bindings()
+  finally:
+    gin.clear_config()
+
+
 def test_every_shipped_config_has_a_short_run():
   assert sorted(RUNS) == config.available_configs()
   assert all(os.path.dirname(config.resolve_gin_file(name)) == config.CONFIGS_DIR
@@ -51,6 +66,7 @@ def test_every_shipped_config_has_a_short_run():
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_shipped_config_runs_through_the_cli(name, tmp_path):
   steps, bindings = RUNS[name]
   root = str(tmp_path / "run")

@@ -205,6 +205,7 @@ def test_as_tensor_shares_aligned_arrays_and_copies_others():
 
 
 # --- TF-Agents baseline ----------------------------------------------------------------
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_tf_agents_baseline_part_measures_both_loops_in_alternating_rounds():
   """The benchmark's 'tf_agents' part at small sizes (in a fresh process: the baseline
   forks its environment processes), and its table."""

@@ -111,6 +111,7 @@ def test_a_second_training_and_an_export_are_refused_while_a_training_runs(tmp_p
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_a_run_killed_by_sigkill_leaves_no_lock_and_its_rerun_resumes(tmp_path):
   root = str(tmp_path / "run")
   first = _train(root, "--gin_bindings=train_eval.total_steps=10000000",

@@ -649,6 +649,7 @@ print(json.dumps({"table": table, "summary": summary, "settings": settings}))
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
   """The tools benchmark's 'apex' part, as it runs it, on CartPole with short timings."""
   args = {"game": "CartPole-v1", "quick": True, "gin_file": "apex_cartpole.gin",
@@ -677,6 +678,7 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_benchmark_interleaved_part_measures_loop_and_bound_in_alternating_rounds():
   """The loop against its serial bound, each round's four rates from one process (Pong,
   arch_nips, short segments), and the table built from them."""

@@ -32,6 +32,7 @@ def _checkpoint_steps(run_dir):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_cartpole_is_solved_through_the_cli(tmp_path):
   root = str(tmp_path / "cartpole")
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root, timeout=900)
@@ -63,6 +64,7 @@ def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_path):
   """No --root_dir (the default one under the working directory): SIGINT once the model
   exists; the last lines name the checkpoint and the exact command that resumes it (with
