@@ -405,6 +405,7 @@ def resumed_run(tmp_path_factory):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_a_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(resumed_run):
   root, [(first, first_text), (second, text)] = resumed_run
   assert first["reason"] == "done" and first["env_steps"] >= 3000 and first["updates"] > 0, first
@@ -426,6 +427,7 @@ def test_a_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(resumed_run):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_the_export_takes_observations_and_gives_bounded_actions(resumed_run, tmp_path):
   root, [(first, _), (second, _)] = resumed_run
   base = os.path.join(root, "policies", "pendulum_v1")

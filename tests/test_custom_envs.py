@@ -73,7 +73,8 @@ def test_bad_module_colon_ids_are_clear_errors(name, message):
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("bindings", [
-    ["train_eval.env_name='%s:%s'" % (MODULE, ENV_ID)],
+    pytest.param(["train_eval.env_name='%s:%s'" % (MODULE, ENV_ID)],
+                 marks=pytest.mark.system),   # a whole run too: `make test-system`
     ["import %s" % MODULE, "train_eval.env_name='%s'" % ENV_ID],
 ], ids=["module_colon_id", "imported_module"])
 def test_paac_trains_on_a_custom_env_with_workers_through_the_cli(tmp_path, bindings):

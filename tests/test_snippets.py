@@ -64,7 +64,9 @@ def _run(caller, code, tmp_path):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("caller", ["stdin", "c", "script"])
+@pytest.mark.parametrize("caller", [   # stdin and -c: whole runs too, `make test-system`
+    pytest.param("stdin", marks=pytest.mark.system), pytest.param("c", marks=pytest.mark.system),
+    "script"])
 def test_train_with_workers_from_a_snippet_or_an_unguarded_script(caller, tmp_path):
   root = str(tmp_path / "run")
   proc = _run(caller, TRAIN % root, tmp_path)

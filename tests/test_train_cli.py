@@ -124,6 +124,7 @@ def _user_env(**extra):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
   proc = subprocess.run(
       [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin",
@@ -191,6 +192,7 @@ def test_unwritable_root_dir_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_resuming_with_another_network_is_refused_and_touches_nothing(tmp_path):
   root = str(tmp_path / "run")
   first = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
