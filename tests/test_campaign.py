@@ -33,3 +33,44 @@ def test_runs_that_trained_before_another_started_are_not_counted_as_sharing_it(
   by_name = {r["name"]: r for r in plan["runs"]}
   assert campaign.overlapped(plan, by_name["new"]) == ["beside"]
   assert campaign.overlapped(plan, by_name["old"]) == ["earlier_session"]
+
+
+def _stopped_at_target(tmp_path, name="alone"):
+  """A run planned to 10,000 agent steps whose process stopped at its target at 5,200."""
+  directory = tmp_path / name
+  (directory / "train").mkdir(parents=True)
+  (directory / "train" / "checkpoint").write_text('model_checkpoint_path: "ckpt-5200"\n')
+  (directory / "train.log").write_text(
+      "I1203 train_loop.py:156] Stopped (done) at agent step 100; average return: 1\n"
+      "I1203 train_loop.py:156] Stopped (target) at agent step 5200; average return: 18.1\n")
+  (directory / campaign.RUN_STATE).write_text(json.dumps({"history": [
+      {"started": "2026-12-03T06:00:00+00:00", "ended": "2026-12-03T07:00:00+00:00",
+       "end_step": 5200, "reason": campaign.stop_reason(str(directory))[0]}]}))
+  return {"runs_dir": str(tmp_path), "runs": [{"name": name, "stages": [1000, 10000]}]}
+
+
+def test_the_last_stop_line_of_the_train_log_names_why_a_run_stopped(tmp_path):
+  _stopped_at_target(tmp_path)
+  assert campaign.stop_reason(str(tmp_path / "alone")) == ("target", 5200)
+  assert campaign.stop_reason(str(tmp_path / "missing")) == (None, None)
+
+
+def test_a_run_that_reached_its_target_is_published_there_and_then_done(tmp_path, monkeypatch):
+  plan = _stopped_at_target(tmp_path)
+  run = plan["runs"][0]
+  monkeypatch.setattr(campaign, "published_steps", lambda r: 1000)
+  assert campaign.status_of(plan, run)[0] == "trained"     # not restarted towards 10,000
+  monkeypatch.setattr(campaign, "published_steps", lambda r: 5200)
+  assert campaign.status_of(plan, run)[0] == "done"
+
+
+def test_a_run_stopped_by_a_signal_before_its_stage_is_resumed(tmp_path, monkeypatch):
+  plan = _stopped_at_target(tmp_path)
+  monkeypatch.setattr(campaign, "published_steps", lambda r: 1000)
+  state_path = tmp_path / "alone" / campaign.RUN_STATE
+  state = json.loads(state_path.read_text())
+  state["history"][0]["reason"] = "signal"
+  state_path.write_text(json.dumps(state))
+  status, detail = campaign.status_of(plan, plan["runs"][0])
+  assert status == "stopped"
+  assert detail == "stopped at agent step 5200 (newest checkpoint); next stage 10000"

@@ -19,13 +19,16 @@ recorded in its run directory's campaign.json with every command and start/stop 
 that a run continued in a later session uses the code it started with. While a run trains,
 the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
 An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
-other slots while it runs.
+other slots while it runs. A run whose training stops early at its target average return
+(stop_at_average_return: its train.log's last line 'Stopped (target) ...') is published there
+and done; it is not resumed towards its last stage.
 """
 import argparse
 import datetime
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +106,31 @@ def published_steps(run):
     return int(json.load(f).get("agent_steps") or 0)
 
 
+# The last line a training process logs, PAAC's and Ape-X's learner's: why it stopped.
+STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step (\d+)")
+
+
+def stop_reason(directory):
+  """(reason, agent step) of the last 'Stopped (<reason>) at agent step N' line of the run's
+  train.log ('done', 'target', 'signal'), or (None, None)."""
+  found = (None, None)
+  path = os.path.join(directory, "train.log")
+  if os.path.exists(path):
+    with open(path, errors="replace") as f:
+      for line in f:
+        match = STOP_LINE.search(line)
+        if match:
+          found = (match.group(1), int(match.group(2)))
+  return found
+
+
+def target_step(state):
+  """The agent step at which the run's last process stopped because the training average
+  reached its target (stop_at_average_return), or None: that stop is the run's last stage."""
+  last = (state.get("history") or [{}])[-1]
+  return last.get("end_step") if last.get("reason") == "target" else None
+
+
 def status_of(plan, run):
   """(status, detail): done / running / trained (a stage to publish) / stopped / queued."""
   directory = run_dir(plan, run)
@@ -112,9 +140,11 @@ def status_of(plan, run):
   if state.get("pid") and alive(state["pid"], directory):
     return "running", "agent step %d of %d (newest checkpoint)" % (step, final)
   published = published_steps(run)
-  if published >= final:
+  target = target_step(state)
+  stages = [s for s in run["stages"] if not target or s < target] + ([target] if target else [])
+  if published >= stages[-1]:
     return "done", "%d agent steps, published" % published
-  reached = max([s for s in run["stages"] if s <= step], default=0)
+  reached = max([s for s in stages if s <= step], default=0)
   if reached > published:
     return "trained", "agent step %d: stage trained, to evaluate and publish" % step
   if step > 0:
@@ -220,7 +250,8 @@ def publish(plan, run):
     args.append("--commit=" + state["commit"])
   if run.get("commit_policy"):
     args.append("--commit_policy")
-  if step < run["stages"][-1]:   # an intermediate stage: its evaluation is kept beside the final
+  # An intermediate stage: its evaluation is kept beside the final one.
+  if step < run["stages"][-1] and not target_step(state):
     args.append("--eval_name=eval_at_%d.json" % step)
   print("%s publishing %s at %d" % (now(), run["name"], step), flush=True)
   log = open(os.path.join(directory, "publish.log"), "a")
@@ -258,7 +289,8 @@ def drive(plan, slots, allow_alone, tick_s, commit):
       proc = procs.pop(run["name"], None)   # ended (a run of an earlier driver: code unknown)
       code = proc.poll() if proc is not None else None
       state["history"][-1].update(ended=now(), returncode=code,
-                                  end_step=checkpoint_step(directory))
+                                  end_step=checkpoint_step(directory),
+                                  reason=stop_reason(directory)[0])
       state.pop("pid", None)
       write_state(directory, state)
       if code not in (0, None):
