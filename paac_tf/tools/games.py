@@ -58,17 +58,21 @@ def missing_text(every):
           for steps in sorted(r.evaluations())) or "no budget") for r in every)
 
 
-def score_text(evaluated):
-  """Our score cell over the runs evaluated at 10M frames."""
+def score_text(evaluated, compact=False):
+  """Our score cell over the runs evaluated at 10M frames: one run's mean ± sample std over
+  its episodes, several runs' mean of means ± their sample std over seeds; `compact` (the
+  README's table): without the standard error, episodes and seeds."""
   if len(evaluated) == 1:
     result = evaluated[0]
-    return "%s (N=%s episodes, seed %d)" % (rt.mean_std_se(result.evaluation),
-                                            result.score[2], _seed(result))
+    text = rt.mean_std_se(result.evaluation, with_se=not compact)
+    return text if compact else "%s (N=%s episodes, seed %d)" % (text, result.score[2],
+                                                                 _seed(result))
   means = [r.score[0] for r in evaluated]
-  std = statistics.stdev(means)
+  mean, std = statistics.fmean(means), statistics.stdev(means)
+  if compact:
+    return "%.1f ± %.1f (%d seeds)" % (mean, std, len(means))
   return "%.1f ± %.1f (s.e. %.1f; N=%d runs, seeds %s)" % (
-      statistics.fmean(means), std, std / len(means) ** 0.5, len(means),
-      ", ".join(str(_seed(r)) for r in evaluated))
+      mean, std, std / len(means) ** 0.5, len(means), ", ".join(str(_seed(r)) for r in evaluated))
 
 
 def _seed(result):

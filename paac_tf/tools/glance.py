@@ -53,21 +53,16 @@ def wall_text(result):
 
 def mean_std(evaluation):
   """'mean ± sample std', marked when its env seeds overlap training's (EARLIER)."""
-  mean, std, _ = run_record.eval_stats(evaluation)
-  if mean is None:
-    return "—"
-  text = "%.1f" % mean if std is None else "%.1f ± %.1f" % (mean, std)
-  return text if run_record.seeds_apart(evaluation) else text + " " + EARLIER
+  text = rt.mean_std_se(evaluation, with_se=False)
+  return text if text == "—" or run_record.seeds_apart(evaluation) else text + " " + EARLIER
 
 
-def _score_text(evaluated):
-  """One run: mean ± sample std over its episodes; several: the mean of their means ± their
-  sample std over seeds."""
+def score_text(evaluated):
+  """The 12 games' score cell (games.score_text's compact form), one run's marked as
+  mean_std marks it."""
   if len(evaluated) == 1:
     return mean_std(evaluated[0].evaluation)
-  means = [r.score[0] for r in evaluated]
-  return "%.1f ± %.1f (%d seeds)" % (statistics.fmean(means), statistics.stdev(means),
-                                     len(means))
+  return games.score_text(evaluated, compact=True)
 
 
 def game_rows(table, link_base):
@@ -82,7 +77,7 @@ def game_rows(table, link_base):
     mean = statistics.fmean(r.score[0] for r in evaluated)
     rows.append(["%s (%s)" % (game, ", ".join(rt.folder_link(r.folder, link_base)
                                               for r in evaluated)),
-                 _score_text(evaluated), rt.percent(ref.human_normalized(game, mean)),
+                 score_text(evaluated), rt.percent(ref.human_normalized(game, mean)),
                  at_40m, paper])
   return rows
 

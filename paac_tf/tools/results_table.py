@@ -75,14 +75,16 @@ def display_path(path):
   return path if rel.startswith("..") else rel
 
 
-def mean_std_se(evaluation):
-  """'mean ± sample std (s.e. x)' of an eval.json ('—' without a mean)."""
+def mean_std_se(evaluation, with_se=True):
+  """'mean ± sample std (s.e. x)' of an eval.json ('—' without a mean); without the
+  '(s.e. x)' if not `with_se` (the README's compact tables)."""
   mean, std, _ = run_record.eval_stats(evaluation)
   if mean is None:
     return "—"
   if std is None:
     return "%.1f" % mean
-  return "%.1f ± %.1f (s.e. %.1f)" % (mean, std, run_record.standard_error(evaluation))
+  text = "%.1f ± %.1f" % (mean, std)
+  return text + " (s.e. %.1f)" % run_record.standard_error(evaluation) if with_se else text
 
 
 def score_cell(result):
