@@ -17,6 +17,8 @@ import pytest
 
 from conftest import read_text
 
+from paac_tf.runtime import last_stop
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 
@@ -126,6 +128,7 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
       launcher.wait()
   result = _result(text)
   assert result["reason"] == "target", result
+  assert last_stop.read(str(root))["reason"] == "target"
   assert result["average_return_low_epsilon"] >= 475.0, result
   assert result["actor_restarts"] >= 1, result
   assert re.search(r"Actor 0 \(pid %d\) exited with status -9; restarting it" % victim.pid, text)

@@ -13,6 +13,7 @@ from conftest import REPO
 
 import paac_tf
 from paac_tf import errors
+from paac_tf.runtime import last_stop
 
 README = os.path.join(REPO, "README.md")
 # CartPole in a few seconds: 400 agent steps (5 updates of n_e 16 x t_max 5), in-process.
@@ -52,6 +53,9 @@ def test_readme_script_runs(tmp_path, capsys):
   result = namespace["result"]
   assert isinstance(result, paac_tf.TrainResult)
   assert (result.env_steps, result.updates, result.reason) == (400, 5, "done")
+  stopped = last_stop.read(result.root_dir)   # the same, for tools: root_dir/last_stop.json
+  assert (stopped["reason"], stopped["agent_steps"], stopped["updates"]) == ("done", 400, 5)
+  assert stopped["episodes"] == result.episodes and stopped["started"] <= stopped["ended"]
   assert result.episodes > 0 and result.metrics["env_steps"] == 400
   assert result.root_dir == str(tmp_path / "run")
   assert result.policy_dir == os.path.join(result.root_dir, "policies", "cartpole_v1", "400")

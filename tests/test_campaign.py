@@ -1,6 +1,8 @@
 """The campaign tool's record of when each run trained (paac_tf/tools/campaign.py)."""
 import json
 
+from paac_tf.runtime import cadence
+from paac_tf.runtime import last_stop
 from paac_tf.tools import campaign
 
 
@@ -35,24 +37,38 @@ def test_runs_that_trained_before_another_started_are_not_counted_as_sharing_it(
   assert campaign.overlapped(plan, by_name["old"]) == ["earlier_session"]
 
 
+STARTED = "2026-12-03T06:00:00+00:00"
+
+
 def _stopped_at_target(tmp_path, name="alone"):
   """A run planned to 10,000 agent steps whose process stopped at its target at 5,200."""
   directory = tmp_path / name
   (directory / "train").mkdir(parents=True)
   (directory / "train" / "checkpoint").write_text('model_checkpoint_path: "ckpt-5200"\n')
-  (directory / "train.log").write_text(
-      "I1203 train_loop.py:156] Stopped (done) at agent step 100; average return: 1\n"
-      "I1203 train_loop.py:156] Stopped (target) at agent step 5200; average return: 18.1\n")
+  last_stop.write(str(directory), cadence.RunResult(
+      env_steps=5200, updates=40, episodes=7, average_return=18.1, reason="target"), STARTED)
   (directory / campaign.RUN_STATE).write_text(json.dumps({"history": [
-      {"started": "2026-12-03T06:00:00+00:00", "ended": "2026-12-03T07:00:00+00:00",
-       "end_step": 5200, "reason": campaign.stop_reason(str(directory))[0]}]}))
+      {"started": STARTED, "ended": "2026-12-03T07:00:00+00:00", "end_step": 5200,
+       "reason": campaign.stop_reason(str(directory), since=STARTED)}]}))
   return {"runs_dir": str(tmp_path), "runs": [{"name": name, "stages": [1000, 10000]}]}
 
 
-def test_the_last_stop_line_of_the_train_log_names_why_a_run_stopped(tmp_path):
+def test_why_a_run_stopped_is_read_from_the_last_stop_its_process_wrote(tmp_path):
   _stopped_at_target(tmp_path)
-  assert campaign.stop_reason(str(tmp_path / "alone")) == ("target", 5200)
-  assert campaign.stop_reason(str(tmp_path / "missing")) == (None, None)
+  directory = str(tmp_path / "alone")
+  assert campaign.stop_reason(directory, since=STARTED) == "target"
+  # A record older than the process (which died without writing one): not its reason.
+  assert campaign.stop_reason(directory, since="2026-12-03T06:30:00+00:00") is None
+  assert campaign.stop_reason(str(tmp_path / "missing")) is None
+
+
+def test_runs_of_earlier_commits_are_read_from_the_last_stop_line_of_their_log(tmp_path):
+  (tmp_path / "train.log").write_text(
+      "I1203 train_loop.py:156] Stopped (done) at agent step 100; average return: 1\n"
+      "I1203 train_loop.py:156] Stopped (target) at agent step 5200; average return: 18.1\n")
+  assert campaign.stop_reason(str(tmp_path), since=STARTED) == "target"
+  (tmp_path / "train.log").write_text("Stopped (SIGTERM) at agent step 6000; checkpoint x.\n")
+  assert campaign.stop_reason(str(tmp_path), since=STARTED) == "SIGTERM"
 
 
 def test_a_run_that_reached_its_target_is_published_there_and_then_done(tmp_path, monkeypatch):

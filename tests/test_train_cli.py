@@ -12,6 +12,8 @@ import tensorflow as tf
 
 from conftest import REPO, run_module
 
+from paac_tf.runtime import last_stop
+
 
 def _scalars(run_dir, tag):
   """[(step, value)] of a scalar tag in run_dir/train's event files."""
@@ -97,6 +99,8 @@ def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_pa
       step, root, step), last
   assert last[1].startswith("Newest export: "), last
   assert last[2].startswith("Resume with: ") and last[2].endswith(" --root_dir=" + root), last
+  stopped = last_stop.read(root)   # why it stopped, for tools, without reading the log
+  assert (stopped["reason"], stopped["agent_steps"]) == ("signal", step), stopped
   command = shlex.split(last[2][len("Resume with: "):])
   assert command[1:] == args[1:] + ["--root_dir=" + root], command
   rerun = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
@@ -107,6 +111,8 @@ def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_pa
   assert rerun.stderr.rstrip("\n").splitlines()[-2:] == [
       "Finished (done) at agent step %d; checkpoint %s/train/ckpt-%d." % (final, root, final),
       "Newest export: %s/policies/cartpole_v1/%d" % (root, final)], rerun.stderr[-2000:]
+  finished = last_stop.read(root, since=stopped["ended"])   # the resumed process's record
+  assert (finished["reason"], finished["agent_steps"]) == ("done", final), finished
 
 
 # TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice), and

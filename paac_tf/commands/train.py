@@ -5,8 +5,9 @@ The user-facing gin contract, for every algorithm's config:
   train_eval.total_steps agent steps (one agent step = frameskip frames on Atari)
   train_eval.algorithm   'paac' or 'apex'
 Outputs under --root_dir (default: a new folder under runs/): train/ (TensorBoard
-summaries, checkpoints), policies/ (SavedModels), operative_config.gin. Rerunning with the
-same --root_dir resumes from its latest checkpoint.
+summaries, checkpoints), policies/ (SavedModels), operative_config.gin, last_stop.json (why
+the last process stopped). Rerunning with the same --root_dir resumes from its latest
+checkpoint.
 
 SIGINT or SIGTERM (to this process or to its whole process group), at any moment: the run
 saves a checkpoint once its model exists and exits with status 0; the last lines say where

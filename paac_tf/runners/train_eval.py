@@ -8,6 +8,7 @@ from paac_tf.envs import names
 from paac_tf.runners import validation
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
+from paac_tf.runtime import last_stop
 
 LAUNCHERS = ("local", "ray")
 
@@ -54,6 +55,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
         " (%s runs on one machine)" % chosen.display_name))
   if ray_address is not None and launcher != "ray":
     raise errors.UserError("train_eval.ray_address is for train_eval.launcher = 'ray'.")
+  started = last_stop.now()
   if deterministic:
     tf.config.experimental.enable_op_determinism()
     tf.random.set_seed(seed)
@@ -64,4 +66,5 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   processes = config.read_process_operative_configs(root_dir)
   processes.update(result.extras.pop("process_operative_configs", None) or {})
   config.write_operative_config(root_dir, processes)
+  last_stop.write(root_dir, result, started)   # why it stopped, for tools (the campaign)
   return result

@@ -20,11 +20,10 @@ that a run continued in a later session uses the code it started with. While a r
 the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
 An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
 other slots while it runs. A run whose training stops early at its target average return
-(stop_at_average_return: its train.log's last line 'Stopped (target) ...') is published there
+(stop_at_average_return: 'target' in the last_stop.json its process wrote) is published there
 and done; it is not resumed towards its last stage.
 """
 import argparse
-import datetime
 import glob
 import json
 import os
@@ -34,6 +33,8 @@ import subprocess
 import sys
 import time
 
+from paac_tf.runtime import last_stop
+
 # The repository: paac_tf/tools/ is two folders below it.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAN = os.path.join(REPO, "results", "campaign_plan.json")
@@ -42,8 +43,7 @@ STATE_DIR = os.path.join(REPO, "results", "campaign_state")
 RUN_STATE = "campaign.json"
 
 
-def now():
-  return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+now = last_stop.now   # the time stamps of campaign.json, as last_stop.json's
 
 
 def load_plan(path=PLAN):
@@ -106,21 +106,26 @@ def published_steps(run):
     return int(json.load(f).get("agent_steps") or 0)
 
 
-# The last line a training process logs, PAAC's and Ape-X's learner's: why it stopped.
+# Runs of commits before last_stop.json: the last line their training process logged.
 STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step (\d+)")
 
 
-def stop_reason(directory):
-  """(reason, agent step) of the last 'Stopped (<reason>) at agent step N' line of the run's
-  train.log ('done', 'target', 'signal'), or (None, None)."""
-  found = (None, None)
+def stop_reason(directory, since=None):
+  """Why the run's last process stopped: 'done', 'target' or 'signal', from its
+  last_stop.json (paac_tf/runtime/last_stop.py) if that process (started at or after
+  `since`) wrote one, else from the last 'Stopped (<reason>) at agent step N' line of its
+  train.log (runs of earlier commits; there a signal reads 'SIGTERM' or 'SIGINT'), or None."""
+  record = last_stop.read(directory, since=since)
+  if record is not None:
+    return record.get("reason")
+  found = None
   path = os.path.join(directory, "train.log")
   if os.path.exists(path):
     with open(path, errors="replace") as f:
       for line in f:
         match = STOP_LINE.search(line)
         if match:
-          found = (match.group(1), int(match.group(2)))
+          found = match.group(1)
   return found
 
 
@@ -288,9 +293,9 @@ def drive(plan, slots, allow_alone, tick_s, commit):
         continue
       proc = procs.pop(run["name"], None)   # ended (a run of an earlier driver: code unknown)
       code = proc.poll() if proc is not None else None
-      state["history"][-1].update(ended=now(), returncode=code,
-                                  end_step=checkpoint_step(directory),
-                                  reason=stop_reason(directory)[0])
+      last = state["history"][-1]
+      last.update(ended=now(), returncode=code, end_step=checkpoint_step(directory),
+                  reason=stop_reason(directory, since=last.get("started")))
       state.pop("pid", None)
       write_state(directory, state)
       if code not in (0, None):
