@@ -107,7 +107,7 @@ def published_steps(run):
 
 
 # Runs of commits before last_stop.json: the last line their training process logged.
-STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step (\d+)")
+STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step \d+")
 
 
 def stop_reason(directory, since=None):
