@@ -18,6 +18,7 @@ from paac_tf.tools import games
 from paac_tf.tools import glance
 from paac_tf.tools import graph_reading
 from paac_tf.tools import original_curve
+from paac_tf.tools import run_groups
 from paac_tf.tools import run_results
 from paac_tf.tools import seed_runs
 from paac_tf.tools import seeds
@@ -131,6 +132,26 @@ def test_one_run_a_seed_the_evaluated_then_the_first(tmp_path):
   assert seed_runs.by_seed([r for r in runs if r.name != "pong_old_protocol"], "Pong",
                            "atari.gin", 1_000_000).runs[0].name == "pong"
   assert seed_runs.seed_of(str(tmp_path / "nowhere")) == seed_runs.DEFAULT_SEED
+
+
+def test_operative_binding_reads_one_binding_of_a_results_folders_config(tmp_path):
+  (tmp_path / "operative_config.gin").write_text(
+      "# Parameters for apex_network:\n"
+      "# ==============================================================================\n"
+      "apex_network.mlp_units = (64, 64)\n"
+      "apex_network.network = 'arch_nips'\n"
+      "train_eval.env_name = \"Pong\"\n"
+      "train_eval.seed = 2\n"
+      "train_eval.seed_offset = 7\n")
+  binding = run_groups.operative_binding
+  assert binding(str(tmp_path), "train_eval.seed") == "2"
+  assert seed_runs.seed_of(str(tmp_path)) == 2
+  assert binding(str(tmp_path), "*.network") == "arch_nips"
+  assert binding(str(tmp_path), "apex_network.network") == "arch_nips"
+  assert binding(str(tmp_path), "paac_train.network") is None
+  assert binding(str(tmp_path), "train_eval.env_name") == "Pong"
+  assert binding(str(tmp_path), "apex_network.mlp_units") == "(64, 64)"
+  assert binding(str(tmp_path / "nowhere"), "train_eval.seed") is None
 
 
 # --- the seeds report ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.tools import reference_scores as ref
+from paac_tf.tools import archive_run
 from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import plot
@@ -495,6 +496,47 @@ def test_compare_one_row_per_folder_headline_per_exact_config_and_archive(tmp_pa
   # Without archive folders, no such section.
   text, _ = compare.build_report([str(results / "pong_new")], "compare pong_new")
   assert "Archived" not in text
+
+
+def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothing(
+    tmp_path, capsys):
+  results = tmp_path / "results"
+  cmd = "python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/x"
+  _results_folder(str(results / "pong_new"), "Pong", [19.0] * 30, 50_000_000, command=cmd)
+  _results_folder(str(results / "pong_old"), "Pong", [-5.0] * 30, 10_000_000, command=cmd)
+  args = ["--results_dir=%s" % results, "--no_reports"]
+  assert archive_run.main(["pong_old", "--superseded_by=pong_new",
+                           "--reason=evaluated by the earlier protocol"] + args) == 0
+  assert not (results / "pong_old").exists()
+  with open(results / "archive" / "pong_old" / "run_info.json") as f:
+    info = json.load(f)
+  assert info["archive_reason"] == "evaluated by the earlier protocol"
+  assert info["superseded_by"] == "pong_new" and info["frames"] == 10_000_000
+  assert (results / "archive" / "pong_old" / "eval.json").exists()
+  # The network from the folder's operative_config.gin (its run directory is elsewhere).
+  (results / "pong_new" / "operative_config.gin").write_text(
+      "paac_train.network = 'arch_nips'\n")
+  text, found = compare.build_report([str(results)], "compare results",
+                                     link_base=str(results))
+  assert [r.folder_name for r in found] == ["pong_new"] and found[0].network == "arch_nips"
+  assert "| [pong_new](pong_new/) | atari.gin | Pong | PAAC (arch_nips) |" in text
+  assert text.splitlines()[-1] == (
+      "- [pong_old](archive/pong_old/) (Pong PAAC, atari.gin, -5.0 ± 0.0, 10M frames): "
+      "evaluated by the earlier protocol; superseded by [pong_new](pong_new/).")
+  capsys.readouterr()
+  # Bad input: one error line, exit 2, nothing moved or overwritten.
+  _results_folder(str(results / "pong_old"), "Pong", [0.0] * 30, 10_000_000, command=cmd)
+  for bad in (["pong_old", "--reason=again"],                 # already in archive/
+              ["pong_gone", "--reason=x"],                    # no such folder
+              ["pong_old", "--superseded_by=pong_gone", "--reason=x"],
+              ["../pong_new", "--reason=x"], ["archive", "--reason=x"],
+              ["pong_old", "--reason="]):
+    assert archive_run.main(bad + args) == 2, bad
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), (bad, err)
+  assert (results / "pong_old" / "eval.json").exists()
+  with open(results / "archive" / "pong_old" / "run_info.json") as f:
+    assert json.load(f)["archive_reason"] == "evaluated by the earlier protocol"
 
 
 # --- plot ---------------------------------------------------------------------------------

@@ -114,8 +114,12 @@ def main():
   with open(os.path.join(out, "run_info.json"), "w") as f:
     json.dump(info, f, indent=2)
   shutil.copy(os.path.join(args.run_dir, "operative_config.gin"), out)
-  # The reports over all of results/ (issue 27), then results/README.md, which links them,
-  # and the README's results at a glance.
+  regenerate_reports()
+
+
+def regenerate_reports():
+  """The reports over all of results/ (issue 27), then results/README.md, which links them,
+  and the README's results at a glance."""
   run("-m", "paac_tf.tools.games", "results", "--output=results/games.md")
   run("-m", "paac_tf.tools.seeds", "results", "--output=results/seeds.md")
   run("-m", "paac_tf.tools.original_curve")

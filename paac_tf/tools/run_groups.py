@@ -17,6 +17,8 @@ from paac_tf.tools import events
 from paac_tf.tools import run_labels
 
 RUN_INFO = "run_info.json"    # a run's or results folder's facts (run_results reads it)
+# The bindings the run used (paac_tf/tools/publish_run.py copies it into the results folder).
+OPERATIVE_CONFIG = "operative_config.gin"
 _EVAL_NAME = re.compile(r"^(?:.*[._-])?eval(?:[._-].*)?\.json$")
 
 
@@ -32,6 +34,24 @@ def _read_eval(path):
     logging.warning("Skipping %s: no 'mean' nor 'returns' (not an evaluation).", path)
     return None
   return data
+
+
+def operative_binding(folder, parameter):
+  """The value bound to `parameter` in the folder's operative_config.gin, as written there
+  (quotes around a string removed), or None where the file is missing or does not bind it.
+  `parameter`: 'configurable.name', or '*.name' for that name of any configurable (the first
+  binding)."""
+  path = os.path.join(folder, OPERATIVE_CONFIG)
+  if not os.path.isfile(path):
+    return None
+  name = (r"[\w.]+\." + re.escape(parameter[2:]) if parameter.startswith("*.")
+          else re.escape(parameter))
+  with open(path, encoding="utf-8") as f:
+    match = re.search(r"^\s*%s\s*=\s*(.*?)\s*$" % name, f.read(), re.M)
+  if not match:
+    return None
+  value = match.group(1)
+  return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
 def under(path, directory):

@@ -171,7 +171,10 @@ def build_result(group, chosen=None, run_events=None):
       "env_name")
   result.algorithm = run_config.get("algorithm") or evaluation.get("algorithm") or info.get(
       "algorithm")
-  result.network = run_config.get("network")
+  # The run directory's run_config.json where this machine has it, else the network bound
+  # in the results folder's operative_config.gin (committed with it).
+  result.network = run_config.get("network") or run_groups.operative_binding(
+      result.folder, "*.network")
   result.hardware = _hardware_text(info.get("hardware"))
   result.command = info.get("command")
   if not result.command:

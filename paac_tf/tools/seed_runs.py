@@ -19,7 +19,6 @@ short of the budget are returned apart.
 import csv
 import dataclasses
 import os
-import re
 from typing import Dict, List, Optional
 
 from paac_tf import errors
@@ -31,10 +30,8 @@ from paac_tf.tools import run_labels
 from paac_tf.tools import run_record
 from paac_tf.tools import run_results
 
-OPERATIVE_CONFIG = "operative_config.gin"
 SUMMARIES_CSV = "summaries.csv"
 DEFAULT_SEED = 0        # train_eval.seed's default
-_SEED = re.compile(r"^\s*train_eval\.seed\s*=\s*(-?\d+)\s*$", re.M)
 
 
 @dataclasses.dataclass
@@ -69,12 +66,11 @@ class SeedRun:
 def seed_of(folder):
   """The run's `train_eval.seed` from the folder's operative_config.gin (DEFAULT_SEED where
   the file is missing or does not bind it)."""
-  path = os.path.join(folder, OPERATIVE_CONFIG)
-  if not os.path.isfile(path):
+  seed = run_groups.operative_binding(folder, "train_eval.seed")
+  try:
+    return int(seed) if seed is not None else DEFAULT_SEED
+  except ValueError:
     return DEFAULT_SEED
-  with open(path, encoding="utf-8") as f:
-    match = _SEED.search(f.read())
-  return int(match.group(1)) if match else DEFAULT_SEED
 
 
 def started(folder):
