@@ -535,6 +535,11 @@ def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothi
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: "), (bad, err)
   assert (results / "pong_old" / "eval.json").exists()
+  # Reports are the repository's: not regenerated for a results folder elsewhere.
+  _results_folder(str(results / "pong_older"), "Pong", [0.0] * 30, 5_000_000, command=cmd)
+  assert archive_run.main(["pong_older", "--reason=older", "--results_dir=%s" % results]) == 0
+  assert "not regenerated" in capsys.readouterr().out
+  assert (results / "archive" / "pong_older" / "eval.json").exists()
   with open(results / "archive" / "pong_old" / "run_info.json") as f:
     assert json.load(f)["archive_reason"] == "evaluated by the earlier protocol"
 

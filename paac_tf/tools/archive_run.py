@@ -60,8 +60,13 @@ def main(argv=None):
     print("error: %s" % e, file=sys.stderr)
     return 2
   print("archived %s -> %s" % (args.name, target))
-  if not args.no_reports:
-    publish_run.regenerate_reports()
+  if args.no_reports:
+    return 0
+  if os.path.realpath(args.results_dir) != os.path.realpath(os.path.join(publish_run.REPO,
+                                                                         "results")):
+    print("the reports are made from %s/results only: not regenerated" % publish_run.REPO)
+    return 0
+  publish_run.regenerate_reports()
   return 0
 
 

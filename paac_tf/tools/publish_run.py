@@ -21,8 +21,8 @@ only in its last section; it links the other four) and the README's results at a
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
 compare derives the label from --command (paac_tf/tools/run_labels.py). A superseded
-results folder is moved to results/archive/ with "archive_reason" (and "superseded_by":
-the folder that replaces it) added to its run_info.json.
+results folder is moved to results/archive/ by paac_tf/tools/archive_run.py, which adds
+"archive_reason" (and "superseded_by": the folder that replaces it) to its run_info.json.
 """
 import argparse
 import glob
