@@ -359,6 +359,34 @@ def test_compare_reads_train_step_in_agent_steps_or_in_updates_when_told(tmp_pat
   assert pong.agent_steps == 250 * N_E * T_MAX and "update 250" in pong.steps_source
 
 
+def test_a_row_names_a_run_directory_elsewhere_only_where_a_number_came_from_it(tmp_path):
+  """A results folder (committed) whose policy came from a run directory outside it (that
+  machine's runs folder): the row's source line names that directory, and its event files,
+  only where a number of the row was read from them; otherwise the line would change with
+  the machine that regenerates the report (the run directory exists only on one)."""
+  run = _make_paac_run(str(tmp_path / "runs" / "pong_paac"))
+  folder = str(tmp_path / "results" / "pong_paac")
+  _write_json(os.path.join(folder, "eval.json"), _eval_json(
+      "Pong", [21.0] * 30, 80000, os.path.join(run, "policies", "pong", "80000")))
+  info = {"command": "python -m paac_tf.train --gin_file=atari.gin", "wall_time_s": 600}
+
+  def source_line():
+    (pong,) = run_results.collect([str(tmp_path / "runs"), str(tmp_path / "results")])
+    assert pong.folder == folder and pong.root == run
+    return results_table.source_lines(pong)
+
+  # The run's budget from run_info.json: its run directory is not named.
+  _write_json(os.path.join(folder, run_groups.RUN_INFO), dict(info, agent_steps=80000))
+  line = source_line()
+  assert run not in line and "training summaries" not in line
+  assert "wall time from run_info.json" in line
+  # Without the run's budget in run_info.json it comes from the summaries: named.
+  _write_json(os.path.join(folder, run_groups.RUN_INFO), info)
+  line = source_line()
+  assert "run directory `%s`" % run in line
+  assert "training summaries `%s` (1 event file)" % os.path.join(run, "train") in line
+
+
 def test_compare_errors(workspace, tmp_path):
   empty = tmp_path / "empty"
   empty.mkdir()

@@ -323,7 +323,12 @@ def source_lines(result):
   if result.config:
     parts.append("config %s (%s)" % (result.config, "run_info.json" if result.config_explicit
                                      else "from the command"))
-  if os.path.realpath(result.root) != os.path.realpath(result.folder or result.root):
+  # A run directory outside the results folder is named only where a number of the row
+  # came from it: it exists on the machine that ran the run alone, and a report that named
+  # it wherever it exists would change with the machine that regenerates it.
+  outside = os.path.realpath(result.root) != os.path.realpath(result.folder or result.root)
+  named = not outside or result.summaries_used or not result.evaluated
+  if outside and named:
     parts.append("run directory `%s`" % display_path(result.root))
   if result.evaluated:
     evaluation = result.evaluation
@@ -351,7 +356,7 @@ def source_lines(result):
       parts.append("not evaluated under the %d no-op protocol: the score is the average "
                    "return of recent training episodes at %s %d" % (NOOP_PROTOCOL, unit,
                                                                      point.step))
-  if result.run_events is not None:
+  if result.run_events is not None and named:
     parts.append("training summaries `%s` (%d event file%s)" % (
         display_path(result.run_events.directory), len(result.run_events.files),
         "" if len(result.run_events.files) == 1 else "s"))

@@ -35,6 +35,7 @@ class RunResult:
   policy_only_path: Optional[str] = None
   newer_eval: Optional[str] = None         # set on an earlier evaluation: the run's newest
   run_events: Optional[events.RunEvents] = None
+  summaries_used: bool = False             # a number of the row came from run_events
   run_info: dict = dataclasses.field(default_factory=dict)
   run_info_path: Optional[str] = None
   command: Optional[str] = None

@@ -209,6 +209,7 @@ def _fill_budget(result, run_config):
     result.run_agent_steps = int(_number(info["frames"]) / per_step)
   elif run_events is not None and run_events.last_env_step() is not None:
     result.run_agent_steps = run_events.last_env_step()
+    result.summaries_used = True
   if _number(info.get("frames")) is not None:
     result.run_frames = _number(info["frames"])
   elif result.run_agent_steps is not None:
@@ -228,6 +229,7 @@ def _fill_budget(result, run_config):
     if run_events is not None:
       policy_steps = run_events.env_steps_at_update(int(train_step))
       source = "the evaluated policy's update %d, from the training summaries" % train_step
+      result.summaries_used = policy_steps is not None
     # n_e and t_max: the run config of a PAAC run, whose old exports counted updates.
     if policy_steps is None and run_config.get("num_envs") and run_config.get("t_max"):
       policy_steps = int(train_step) * int(run_config["num_envs"]) * int(run_config["t_max"])
@@ -259,6 +261,7 @@ def _fill_wall_time(result, starts, top):
   if result.run_events is not None and result.run_events.spans:
     result.wall_time_s = result.run_events.wall_time_s()
     result.wall_time_source = "event timestamps"
+    result.summaries_used = True
 
 
 def _sort_key(result):
