@@ -572,6 +572,50 @@ def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothi
     assert json.load(f)["archive_reason"] == "evaluated by the earlier protocol"
 
 
+def test_a_benchmark_is_archived_not_overwritten_and_an_old_archive_gets_its_why(tmp_path):
+  """The benchmark refuses a folder that holds one (one error line, exit 2, before it
+  measures anything; the file unchanged); archive_run moves it under the name the error
+  suggests, with a run_info.json that says why; a folder archived without a why gets one,
+  once."""
+  results = tmp_path / "results"
+  (results / "benchmark").mkdir(parents=True)
+  old = json.dumps({"commit": "abc1234", "results": []})
+  (results / "benchmark" / "benchmark.json").write_text(old)
+  proc = _run_cli("paac_tf.tools.benchmark", "--output_dir=%s" % (results / "benchmark"),
+                  "--quick", cwd=str(tmp_path))
+  err = proc.stderr.strip().splitlines()
+  assert proc.returncode == 2 and err[-1].startswith("error: ") and "Traceback" not in proc.stderr
+  assert "(commit abc1234): not overwritten" in err[-1]
+  assert "--archived_name=benchmark_abc1234 --superseded_by=benchmark" in err[-1]
+  assert (results / "benchmark" / "benchmark.json").read_text() == old
+  args = ["--results_dir=%s" % results, "--no_reports"]
+  assert archive_run.main(["benchmark", "--archived_name=benchmark_abc1234",
+                           "--superseded_by=benchmark", "--reason=an earlier benchmark"]
+                          + args) == 0
+  archived = results / "archive" / "benchmark_abc1234"
+  assert (archived / "benchmark.json").read_text() == old and not (results / "benchmark").exists()
+  with open(archived / "run_info.json") as f:
+    assert json.load(f) == {"archive_reason": "an earlier benchmark", "superseded_by": "benchmark"}
+  # One archived by hand, without its why (no run_info.json): the why is written, once.
+  (results / "archive" / "benchmark_old").mkdir()
+  (results / "archive" / "benchmark_old" / "benchmark.json").write_text(old)
+  assert archive_run.main(["benchmark_old", "--already_archived", "--reason=older"] + args) == 0
+  with open(results / "archive" / "benchmark_old" / "run_info.json") as f:
+    assert json.load(f) == {"archive_reason": "older"}
+  for bad in (["benchmark_old", "--already_archived", "--reason=again"],   # says why already
+              ["benchmark_gone", "--already_archived", "--reason=x"],
+              ["benchmark_old", "--already_archived", "--archived_name=y", "--reason=x"]):
+    assert archive_run.main(bad + args) == 2, bad
+  with open(results / "archive" / "benchmark_old" / "run_info.json") as f:
+    assert json.load(f) == {"archive_reason": "older"}
+  _results_folder(str(results / "pong"), "Pong", [19.0] * 30, 40_000_000,
+                  command="python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/x")
+  text, _ = compare.build_report([str(results)], "compare results", link_base=str(results))
+  assert "- [benchmark_old](archive/benchmark_old/): older." in text.splitlines()
+  assert ("- [benchmark_abc1234](archive/benchmark_abc1234/): an earlier benchmark; "
+          "superseded by `benchmark`.") in text.splitlines()
+
+
 # --- plot ---------------------------------------------------------------------------------
 
 def test_plot_png_and_csv(workspace, tmp_path):

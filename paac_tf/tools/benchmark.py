@@ -250,6 +250,7 @@ def main(argv):
     print(json.dumps(result))
     return
   start = time.time()
+  _refuse_to_overwrite(FLAGS.output_dir)
   commit = source_commit()
   settings = config_settings(FLAGS.gin_file)
   for name in ("game", "num_envs", "t_max"):
@@ -285,6 +286,25 @@ def main(argv):
           report["started_utc"], report["finished_utc"]))
       f.write(table)
     print("Wrote %s/benchmark.json and benchmark.md" % FLAGS.output_dir)
+
+
+def _refuse_to_overwrite(output_dir):
+  """An earlier benchmark in output_dir is the user's: archived first, never overwritten."""
+  path = os.path.join(output_dir or "", "benchmark.json")
+  if not output_dir or not os.path.exists(path):
+    return
+  try:
+    with open(path) as f:
+      commit = json.load(f).get("commit") or "unknown"
+  except (OSError, ValueError, AttributeError):
+    commit = "unknown"
+  folder = os.path.normpath(output_dir)
+  raise errors.UserError(
+      "%s holds a benchmark (commit %s): not overwritten. Archive it first (python -m "
+      "paac_tf.tools.archive_run %s --results_dir=%s --archived_name=%s_%s --superseded_by=%s "
+      "--reason=...) or choose another --output_dir." % (
+          path, commit, os.path.basename(folder), os.path.dirname(folder) or ".",
+          os.path.basename(folder), commit, os.path.basename(folder)))
 
 
 def _utc(seconds):
