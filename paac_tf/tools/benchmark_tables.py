@@ -60,7 +60,7 @@ def summarize(results, num_envs):
     interleaved_lines, summary["interleaved"] = _interleaved_table(interleaved)
     lines += [""] + interleaved_lines
   for part, table in (("precision", _precision_table), ("tf_agents", _baseline_table),
-                      ("time_to_score", _time_to_score_table)):
+                      ("time_to_score", time_to_score_table)):
     r = _find(results, part)
     if r:
       part_lines, summary[part] = table(r)
@@ -135,7 +135,7 @@ def _baseline_table(r):
   return lines, summary
 
 
-def _time_to_score_table(r):
+def time_to_score_table(r):
   """config | results folder | frames and wall minutes to the score | machine note, from
   ablation.time_to_score's rows; a run that never got there: '-', with its best average."""
   lines = ["Frames and wall minutes to a %s training average (last 100 episodes) of %g, per "

@@ -38,7 +38,9 @@ RELATED = (
     ("qbert_original/comparison.md", "atari.gin on Qbert against the original code's "
      "published curve (python -m paac_tf.tools.original_curve)"),
     ("continuous.md", "continuous-control runs (MuJoCo) beside published DDPG / TD3 / SAC "
-     "scores at the same environment steps (python -m paac_tf.tools.continuous)"))
+     "scores at the same environment steps (python -m paac_tf.tools.continuous)"),
+    ("time_to_score.md", "frames and wall minutes to a Pong training average of 18, per "
+     "config, over every Pong run (python -m paac_tf.tools.time_to_score)"))
 
 
 def build_report(paths, command, link_base=None):

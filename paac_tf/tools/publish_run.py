@@ -124,6 +124,7 @@ def regenerate_reports():
   run("-m", "paac_tf.tools.seeds", "results", "--output=results/seeds.md")
   run("-m", "paac_tf.tools.original_curve")
   run("-m", "paac_tf.tools.continuous", "--results_dir=results", "--output=results/continuous.md")
+  run("-m", "paac_tf.tools.time_to_score", "results", "--output=results/time_to_score.md")
   run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
   run("-m", "paac_tf.tools.glance")        # README.md's results at a glance
 
