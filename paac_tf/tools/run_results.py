@@ -229,7 +229,7 @@ def _fill_budget(result, run_config):
     if run_events is not None:
       policy_steps = run_events.env_steps_at_update(int(train_step))
       source = "the evaluated policy's update %d, from the training summaries" % train_step
-      result.summaries_used = policy_steps is not None
+      result.summaries_used |= policy_steps is not None
     # n_e and t_max: the run config of a PAAC run, whose old exports counted updates.
     if policy_steps is None and run_config.get("num_envs") and run_config.get("t_max"):
       policy_steps = int(train_step) * int(run_config["num_envs"]) * int(run_config["t_max"])
