@@ -34,13 +34,14 @@ def _check_name(results_dir, name):
 
 
 def _read_info(folder):
-  """The folder's run_info.json ({} for a benchmark's folder, which has none)."""
+  """(the folder's run_info.json, False), or ({}, True) for a benchmark's folder (no
+  run_info.json)."""
   info_path = os.path.join(folder, RUN_INFO)
   if os.path.isfile(info_path):
     with open(info_path) as f:
-      return json.load(f)
+      return json.load(f), False
   if os.path.isfile(os.path.join(folder, BENCHMARK)):
-    return {}
+    return {}, True
   raise ValueError("%s has neither %s nor %s: not a published results folder" % (
       folder, RUN_INFO, BENCHMARK))
 
@@ -69,8 +70,7 @@ def archive(results_dir, name, superseded_by, reason, archived_name=None):
   _check_name(results_dir, archived_name or name)
   source = os.path.join(results_dir, name)
   target = os.path.join(results_dir, "archive", archived_name or name)
-  info = _read_info(source)
-  benchmark = not os.path.isfile(os.path.join(source, RUN_INFO))
+  info, benchmark = _read_info(source)
   info = _with_why(info, results_dir, superseded_by, reason, benchmark)
   if os.path.exists(target):
     raise ValueError("%s exists: not overwritten" % target)
@@ -87,11 +87,10 @@ def add_why(results_dir, name, superseded_by, reason):
   folder = os.path.join(results_dir, "archive", name)
   if not os.path.isdir(folder):
     raise ValueError("%s is not a folder" % folder)
-  info = _read_info(folder)
+  info, benchmark = _read_info(folder)
   if info.get("archive_reason"):
     raise ValueError("%s already says why it was archived: %r; not overwritten" % (
         folder, info["archive_reason"]))
-  benchmark = not os.path.isfile(os.path.join(folder, RUN_INFO))
   _write_info(folder, _with_why(info, results_dir, superseded_by, reason, benchmark))
   return folder
 
