@@ -90,3 +90,42 @@ def test_a_run_stopped_by_a_signal_before_its_stage_is_resumed(tmp_path, monkeyp
   status, detail = campaign.status_of(plan, plan["runs"][0])
   assert status == "stopped"
   assert detail == "stopped at agent step 5200 (newest checkpoint); next stage 10000"
+
+
+def _runs(*specs):
+  """Plan runs named a, b, ...: spec is (status, alone)."""
+  runs = [{"name": chr(ord("a") + i), "alone": alone} for i, (_, alone) in enumerate(specs)]
+  return runs, {r["name"]: s for r, (s, _) in zip(runs, specs)}
+
+
+def _names(runs):
+  return [r["name"] for r in runs]
+
+
+def test_runs_start_in_plan_order_into_the_free_slots():
+  runs, statuses = _runs(("done", False), ("running", False), ("stopped", False),
+                         ("queued", False))
+  assert _names(campaign.runs_to_start(runs, statuses, set(), 2, False)) == ["c"]
+  assert _names(campaign.runs_to_start(runs, statuses, {"c"}, 2, False)) == ["d"]
+  assert _names(campaign.runs_to_start(runs, statuses, set(), 3, False)) == ["c", "d"]
+  assert campaign.runs_to_start(runs, statuses, set(), 1, False) == []
+
+
+def test_an_alone_run_waits_for_every_run_and_evaluation_and_holds_back_later_runs():
+  runs, statuses = _runs(("publishing", False), ("queued", True), ("stopped", False))
+  # Without --allow_alone it is passed over.
+  assert _names(campaign.runs_to_start(runs, statuses, set(), 2, False)) == ["c"]
+  # With it, nothing starts while another run is being evaluated...
+  assert campaign.runs_to_start(runs, statuses, set(), 2, True) == []
+  # ... or trains; then it starts by itself.
+  statuses["a"] = "running"
+  assert campaign.runs_to_start(runs, statuses, set(), 2, True) == []
+  statuses["a"] = "done"
+  assert _names(campaign.runs_to_start(runs, statuses, set(), 2, True)) == ["b"]
+  # A run before it in the plan starts first, and it waits for that run.
+  runs, statuses = _runs(("queued", False), ("queued", True), ("queued", False))
+  assert _names(campaign.runs_to_start(runs, statuses, set(), 2, True)) == ["a"]
+  # While it runs, nothing else starts.
+  runs, statuses = _runs(("running", True), ("queued", False))
+  assert campaign.runs_to_start(runs, statuses, set(), 2, True) == []
+  assert campaign.runs_to_start(runs, statuses, set(), 2, False) == []

@@ -200,12 +200,16 @@ def test_seeds_report_per_seed_spread_aggregates_and_curves(tmp_path):
 def test_seeds_report_frames_to_18_alone(tmp_path):
   # 400 agent steps a second by the summaries (median of 300, 400, 500); 18 first at 2M
   # agent steps = 8M frames, 60 s after the start; the run: 3M agent steps in 5000 s.
-  publish(tmp_path, seeds.ALONE_FOLDER, "Pong", FAST, [(M, 0.0), (2 * M, 18.2), (3 * M, 19.0)],
+  publish(tmp_path, seeds.ALONE_FOLDERS[0], "Pong", FAST, [(M, 0.0), (2 * M, 18.2), (3 * M, 19.0)],
           wall_step_s=60.0, rates=(300.0, 500.0, 400.0), wall_time_s=5000.0,
           machine_note="2 cores, alone; 1-min load average mean 2.1, max 2.6 (9 samples)",
           evals={"eval.json": _evaluation("Pong", 19.0, 3 * M)})
   lines = seeds.alone_lines(str(tmp_path))
-  assert lines[-1] == (
+  # A line a run made alone: the second (seed 1) not yet run.
+  assert lines[4] == (
+      "`pong_paac_fast_alone_s1` (atari_fast.gin on Pong until its training average reaches "
+      "18, on an otherwise idle machine): not yet run (results/CAMPAIGN.md).")
+  assert lines[2] == (
       "pong_paac_fast_alone (atari_fast.gin on Pong): its training average (last 100 "
       "episodes) first reached 18 at 8M frames (2M agent steps) after 1.0 training minutes; "
       "the median of its Perf/steps_per_second summaries 400 agent steps/s; agent steps / "

@@ -18,8 +18,9 @@ missing: the plan's "commit" for the run if it names one, else the driver's --co
 recorded in its run directory's campaign.json with every command and start/stop time, so
 that a run continued in a later session uses the code it started with. While a run trains,
 the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
-An 'alone' run starts only with nothing else running and `--allow_alone`, and holds the
-other slots while it runs. A run whose training stops early at its target average return
+An 'alone' run starts only with `--allow_alone` and when no other run trains or is being
+evaluated; the runs after it in the plan wait for it, and it holds the other slots while it
+runs. A run whose training stops early at its target average return
 (stop_at_average_return: 'target' in the last_stop.json its process wrote) is published there
 and done; it is not resumed towards its last stage.
 """
@@ -276,6 +277,31 @@ def published(plan, run, proc, step):
   return proc.returncode == 0
 
 
+def runs_to_start(runs, statuses, failed, slots, allow_alone):
+  """The runs to start now, in plan order, given each run's status ('running',
+  'publishing', ...). An 'alone' run (only with allow_alone) starts when nothing else trains
+  or is being evaluated, and until then no run after it in the plan starts; while it runs,
+  nothing else does."""
+  running = [r for r in runs if statuses[r["name"]] == "running"]
+  busy = running or any(s == "publishing" for s in statuses.values())
+  if any(r.get("alone") for r in running):
+    return []
+  starts = []
+  for run in runs:
+    if len(running) + len(starts) >= slots:
+      break
+    if run["name"] in failed or statuses[run["name"]] not in ("queued", "stopped"):
+      continue
+    if run.get("alone"):
+      if not allow_alone:
+        continue
+      if busy or starts:
+        break
+      return [run]
+    starts.append(run)
+  return starts
+
+
 def drive(plan, slots, allow_alone, tick_s, commit):
   """Keeps `slots` runs going, publishing each stage as it ends, until the plan is done."""
   procs = {}
@@ -315,19 +341,8 @@ def drive(plan, slots, allow_alone, tick_s, commit):
         publishing[name] = publish(plan, run)
       if name in publishing:
         statuses[name] = "publishing"
-    running = [r for r in plan["runs"] if statuses[r["name"]] == "running"]
-    alone_running = any(r.get("alone") for r in running)
-    for run in plan["runs"]:
-      if len(running) >= slots or alone_running:
-        break
-      if run["name"] in failed or statuses[run["name"]] not in ("queued", "stopped"):
-        continue
-      if run.get("alone"):
-        if not allow_alone or running:
-          continue
-        alone_running = True
+    for run in runs_to_start(plan["runs"], statuses, failed, slots, allow_alone):
       procs[run["name"]] = start(plan, run, commit)
-      running.append(run)
     write_report(plan)
     if all(statuses[r["name"]] == "done" or r["name"] in failed for r in plan["runs"]
            if not r.get("alone") or allow_alone) and not procs and not publishing:

@@ -135,7 +135,7 @@ def block(results_dir, link_base, reps=aggregates.REPS, poi_reps=aggregates.POI_
                 "details", link("seeds.md")), ""]
   lines += seeds.aggregate_lines(seeds.score_table(runs), "training", "training average",
                                  reps, poi_reps)
-  lines += ["", seeds.alone_lines(results_dir)[-1], "",
+  lines += seeds.alone_lines(results_dir)[1:] + ["",
             "**Every algorithm and config** (each game's run with the most frames; all runs "
             "and the published scores beside them: [%s](%s)):" % (
                 "results/README.md", link("README.md")), "",
