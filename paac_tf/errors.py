@@ -3,6 +3,7 @@ import os
 import sys
 
 from absl import app
+from absl import flags
 from absl import logging
 
 
@@ -49,9 +50,21 @@ def refuse_arguments(argv):
     raise UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
 
 
+def parse_flags(argv):
+  """absl's flag parsing, with an unknown flag or a malformed value reported as one line
+  `error: ...` and exit status 2 (absl's own parser prints a FATAL line and usage and
+  exits 1)."""
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    sys.stderr.write("error: %s (--helpshort lists the flags)\n" % user_message(e))
+    exit_now(2)
+
+
 def run_cli(main_fn):
-  """Runs `main_fn` as an absl app; a UserError prints as one line `error: ...` on stderr
-  and exits with status 2 (no traceback). Every entry point of the package uses this."""
+  """Runs `main_fn` as an absl app; a UserError, or a flag absl cannot parse, prints as one
+  line `error: ...` on stderr and exits with status 2 (no traceback). Every entry point of
+  the package uses this."""
   def wrapped(argv):
     try:
       return main_fn(argv)
@@ -59,4 +72,4 @@ def run_cli(main_fn):
       sys.stdout.flush()
       sys.stderr.write("error: %s\n" % user_message(e))
       exit_now(2)
-  app.run(wrapped)
+  app.run(wrapped, flags_parser=parse_flags)

@@ -679,6 +679,7 @@ def test_learner_rates_of_an_apex_run(tmp_path):
   run = events.read_run_events(train)
   rates = events.learner_rates(run)
   assert rates["learner_steps"] == 300
+  assert set(rates) <= set(run_results.RUN_INFO_KEYS)   # publish_run writes them to run_info
   assert rates["learner_steps_per_second_median"] == pytest.approx(40.0)
   assert rates["samples_per_insert_median"] == pytest.approx(8.1)
   wall = run.wall_time_s()

@@ -244,3 +244,18 @@ def test_a_positional_argument_is_refused_in_one_line(module, flag):
   assert proc.returncode == 2, proc.stderr[-2000:]
   assert proc.stderr.strip().splitlines()[-1] == "error: Unexpected arguments: stray"
   assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("module, args, expected", [
+    ("paac_tf.train", ["--gin_fil=atari.gin"],
+     "error: Unknown command line flag 'gin_fil'. Did you mean: gin_file ?"),
+    ("paac_tf.evaluate", ["--policy_dir=/nonexistent", "--episodes=abc"],
+     "error: flag --episodes=abc: invalid literal for int() with base 10: 'abc'"),
+    ("paac_tf.tools.time_to_score", ["results", "--reps=3"],   # it draws no intervals
+     "error: Unknown command line flag 'reps'")])
+def test_a_flag_absl_cannot_parse_is_one_error_line_and_exit_2(module, args, expected):
+  proc = run_module(module, *args, timeout=120)
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  lines = proc.stderr.strip().splitlines()
+  assert lines[-1] == expected + " (--helpshort lists the flags)", proc.stderr[-2000:]
+  assert [line for line in lines if line.startswith(("error:", "FATAL", "Traceback"))] == lines[-1:]

@@ -378,6 +378,10 @@ def write_csv(run_events, path):
   return rows
 
 
+LEARNER_RATE_KEYS = ("learner_steps", "learner_steps_per_second",
+                     "learner_steps_per_second_median", "samples_per_insert_median")
+
+
 def learner_rates(run):
   """An Ape-X run's learner figures from its summaries (RunEvents of its train/): learner
   steps (the last `Replay/mean_importance_weight` step, which every algorithm of the Ape-X
@@ -390,7 +394,7 @@ def learner_rates(run):
   rates = [p.value for p in run.series(LEARNER_STEPS_PER_SECOND)]
   ratios = [p.value for p in run.series(SAMPLES_PER_INSERT)]
   wall = run.wall_time_s()
-  return {"learner_steps": int(loss.step),
-          "learner_steps_per_second": loss.step / wall if wall > 0 else None,
-          "learner_steps_per_second_median": statistics.median(rates) if rates else None,
-          "samples_per_insert_median": statistics.median(ratios) if ratios else None}
+  return dict(zip(LEARNER_RATE_KEYS, (
+      int(loss.step), loss.step / wall if wall > 0 else None,
+      statistics.median(rates) if rates else None,
+      statistics.median(ratios) if ratios else None)))

@@ -37,7 +37,7 @@ from paac_tf.tools import run_record
 
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
                  "env_name", "notes", "commit", "evaluated_policy", "config", "machine_note",
-                 "archive_reason", "superseded_by")
+                 "archive_reason", "superseded_by") + events.LEARNER_RATE_KEYS  # Ape-X's
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
 

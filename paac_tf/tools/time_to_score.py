@@ -30,6 +30,6 @@ def _build(results_dir, command, output, reps):
 
 
 if __name__ == "__main__":
-  report_cli.define_flags()
+  report_cli.define_flags(intervals=False)
   errors.run_cli(lambda argv: report_cli.main(argv, "paac_tf.tools.time_to_score", MARKER,
                                               _build))
