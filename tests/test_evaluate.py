@@ -154,8 +154,11 @@ def test_apex_policy_default_epsilon(tmp_path):
   path = saved_model.save_policy(APEX, model, CARTPOLE_SPEC, str(tmp_path / "cartpole_v1"), 3,
                                  {"env_name": "CartPole-v1", "train_step": 3})
   summary = evaluation.evaluate(path, episodes=2, num_envs=2, verbose=False)
-  assert summary["epsilon"] == APEX.greedy_eval_epsilon == 0.001
+  assert summary["epsilon"] == summary["default_epsilon"] == APEX.greedy_eval_epsilon == 0.001
   assert summary["algorithm"] == "apex"
+  study = evaluation.evaluate(path, episodes=2, num_envs=2, epsilon=0.05, verbose=False,
+                              output_dir=str(tmp_path / "study"))
+  assert (study["epsilon"], study["default_epsilon"]) == (0.05, 0.001)   # both recorded
   assert evaluation.default_epsilon({"algorithm": "paac", "greedy": False}) == 0.0
   assert evaluation.default_epsilon({"algorithm": "apex", "greedy": False, "epsilon": 0.1}) == 0.0
   # An export that predates its metadata's eval_epsilon: its algorithm's, by name.

@@ -841,3 +841,24 @@ def test_benchmark_records_the_commit_of_the_source_it_measures():
   changed = subprocess.run(["git", "status", "--porcelain", "--", "paac_tf"], cwd=repo,
                            capture_output=True, text=True, check=False).stdout.strip()
   assert dirty == ("dirty" if changed else ""), (commit, changed)
+
+
+def test_an_evaluation_at_another_epsilon_is_a_study_not_the_runs_score(tmp_path):
+  """`paac_tf.evaluate --epsilon=0.05` into a results folder: eval.json records the export's
+  default epsilon beside the one used, and the tables keep the protocol's evaluation (the
+  newer one at epsilon 0.05 would otherwise have become the run's score). An eval.json made
+  before `default_epsilon` was recorded counts as the protocol's."""
+  folder = str(tmp_path / "results" / "breakout_apex")
+  policy = "/elsewhere/runs/breakout_apex/policies/breakout/2500320"
+  _write_json(os.path.join(folder, "eval.json"), _eval_json(
+      "Breakout", [23.0] * 30, 2500320, policy, algorithm="apex", epsilon=0.001,
+      default_epsilon=0.001))
+  _write_json(os.path.join(folder, "eval_epsilon_0.05.json"), _eval_json(
+      "Breakout", [31.0] * 30, 2500320, policy, algorithm="apex", epsilon=0.05,
+      default_epsilon=0.001, timestamp="2026-12-04T17:00:00+00:00"))
+  _write_json(os.path.join(folder, run_groups.RUN_INFO), {"agent_steps": 2500320})
+  (result,) = run_results.collect([str(tmp_path / "results")])
+  assert result.evaluation["mean"] == 23.0 and result.other_evals == []
+  assert run_groups.off_protocol({"epsilon": 0.05, "default_epsilon": 0.001})
+  assert not run_groups.off_protocol({"epsilon": 0.001, "default_epsilon": 0.001})
+  assert not run_groups.off_protocol({"epsilon": 0.05})       # before it was recorded

@@ -443,6 +443,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
       "algorithm": metadata.get("algorithm"),
       "greedy": metadata.get("greedy"),
       "epsilon": epsilon,
+      "default_epsilon": default_epsilon(metadata),   # the protocol's, for the tables
       "noop_max": int(noop_max) if atari else None,
       "max_episode_frames": int(max_episode_frames) if atari else None,
       "num_envs": num_envs,

@@ -3,7 +3,8 @@
 `find_groups` walks a run directory, a results directory or a folder of either (leaving
 out `archive/` folders below it): the run directories (TensorBoard event files) and the
 `eval.json` files in it, each evaluation given to the run it lies in, else to the run its
-`policy_dir` names (see `run_results` for what is read from a group).
+`policy_dir` names (see `run_results` for what is read from a group). An evaluation made at
+another epsilon than its export's default is left out (`off_protocol`).
 """
 import dataclasses
 import os
@@ -33,7 +34,20 @@ def _read_eval(path):
   if data.get("mean") is None and not data.get("returns"):
     logging.warning("Skipping %s: no 'mean' nor 'returns' (not an evaluation).", path)
     return None
+  if off_protocol(data):
+    logging.info("Leaving out %s: evaluated at epsilon %g, not the protocol's %g (a study "
+                 "of the policy, not the run's score).", path, data["epsilon"],
+                 data["default_epsilon"])
+    return None
   return data
+
+
+def off_protocol(evaluation):
+  """Whether an eval.json was made at an epsilon other than its export's default (given
+  with `paac_tf.evaluate --epsilon`): such an evaluation is never a run's score. Those made
+  before eval.json recorded `default_epsilon` count as the protocol's."""
+  return ("default_epsilon" in evaluation and
+          float(evaluation.get("epsilon") or 0.0) != float(evaluation["default_epsilon"]))
 
 
 def operative_binding(folder, parameter):
