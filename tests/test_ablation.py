@@ -10,6 +10,7 @@ import pytest
 
 from paac_tf import errors
 from paac_tf.tools import ablation
+from paac_tf.tools import events
 
 TAG = ablation.RETURN_TAG
 
@@ -31,7 +32,7 @@ def _write_run(folder, points, eval_score=None):
 
 
 def test_training_seconds_leave_out_pauses():
-  assert ablation.training_seconds([100, 160, 220, 5000, 5060], 300) == [0, 60, 120, 120, 180]
+  assert events.training_seconds([100, 160, 220, 5000, 5060], 300) == [0, 60, 120, 120, 180]
 
 
 def test_report_times_each_threshold_and_cuts_at_the_shortest_run(tmp_path):

@@ -129,3 +129,20 @@ def test_an_alone_run_waits_for_every_run_and_evaluation_and_holds_back_later_ru
   runs, statuses = _runs(("running", True), ("queued", False))
   assert campaign.runs_to_start(runs, statuses, set(), 2, True) == []
   assert campaign.runs_to_start(runs, statuses, set(), 2, False) == []
+
+
+def test_the_runs_a_run_shared_the_machine_with_outlive_their_directories(tmp_path):
+  """The 1M-step HalfCheetah run was published as having had 'no other campaign run': the
+  two PAAC runs beside its first 300k steps had been published and their directories
+  removed. What a run shared is now kept in its own state."""
+  plan = _plan(tmp_path, {
+      "long": [{"started": "2026-12-03T04:00:00+00:00", "ended": "2026-12-03T05:00:00+00:00"},
+               {"started": "2026-12-04T16:00:00+00:00", "ended": "2026-12-04T17:00:00+00:00"}],
+      "beside": [{"started": "2026-12-03T04:30:00+00:00",
+                  "ended": "2026-12-03T05:30:00+00:00"}]})
+  long_run = plan["runs"][0]
+  assert campaign.shared_with(plan, long_run) == ["beside"]
+  (tmp_path / "beside" / campaign.RUN_STATE).unlink()       # published, its folder removed
+  assert campaign.overlapped(plan, long_run) == []
+  assert campaign.shared_with(plan, long_run) == ["beside"]
+  assert campaign.load_note(plan, long_run) == "2 cores, under load: shared with beside"

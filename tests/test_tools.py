@@ -862,3 +862,26 @@ def test_an_evaluation_at_another_epsilon_is_a_study_not_the_runs_score(tmp_path
   assert run_groups.off_protocol({"epsilon": 0.05, "default_epsilon": 0.001})
   assert not run_groups.off_protocol({"epsilon": 0.001, "default_epsilon": 0.001})
   assert not run_groups.off_protocol({"epsilon": 0.05})       # before it was recorded
+
+
+def test_an_earlier_evaluation_shows_the_wall_time_to_its_policy_not_the_whole_runs(tmp_path):
+  """A 40M-frame run evaluated at 10M frames too: the 10M row's wall time is the training
+  time to 2.5M agent steps (summaries.csv, the pause between parts left out), not the run's."""
+  folder = tmp_path / "results" / "beamrider_40m"
+  rows = ["step,wall_time,tag,value"]
+  for step, wall in [(i * 625000, 1000.0 + 300 * i) for i in range(5)] + [  # part 1: 20 min
+      (2600000, 9000.0), (2700000, 9100.0)]:                                # resumed later
+    rows.append("%d,%s,%s,1.0" % (step, wall, events.RETURN_VS_ENV_STEPS))
+  folder.mkdir(parents=True)
+  (folder / run_results.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
+  policy = "/elsewhere/runs/beamrider_40m/policies/beamrider/"
+  _write_json(str(folder / "eval_at_2500000.json"), _eval_json(
+      "BeamRider", [600.0] * 30, 2500000, policy + "2500000"))
+  _write_json(str(folder / "eval.json"), _eval_json(
+      "BeamRider", [2500.0] * 30, 10000000, policy + "10000000",
+      timestamp="2026-12-04T07:00:00+00:00"))
+  _write_json(str(folder / run_groups.RUN_INFO), {"agent_steps": 10000000, "wall_time_s": 4200})
+  early, final = run_results.collect([str(tmp_path / "results")])
+  assert early.agent_steps == 2500000 and early.wall_time_s == 1200.0
+  assert early.wall_time_source.startswith("summaries.csv, to the evaluated policy's step")
+  assert final.wall_time_s == 4200 and final.wall_time_source == "run_info.json"

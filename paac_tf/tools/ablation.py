@@ -58,18 +58,6 @@ class Curve:
   command: str = ""
 
 
-def training_seconds(wall_times, max_gap_s):
-  """Elapsed training seconds at each point: the sum of the gaps between consecutive points,
-  leaving out gaps over `max_gap_s` (a pause between a run's resumed parts)."""
-  out, total = [], 0.0
-  for i, t in enumerate(wall_times):
-    if i:
-      gap = t - wall_times[i - 1]
-      total += gap if 0 <= gap <= max_gap_s else 0.0
-    out.append(total)
-  return out
-
-
 def read_series(folder, tags):
   """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
   path = os.path.join(folder, "summaries.csv")
@@ -92,7 +80,7 @@ def read_curve(label, folder, max_gap_s=300.0):
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
   steps = sorted(points)
-  walls = training_seconds([points[s][0] for s in steps], max_gap_s)
+  walls = events.training_seconds([points[s][0] for s in steps], max_gap_s)
   curve = Curve(label, folder, [s * FRAMES_PER_STEP for s in steps], walls,
                 [points[s][1] for s in steps])
   eval_path = os.path.join(folder, "eval.json")

@@ -223,6 +223,20 @@ def overlapped(plan, run):
       a < d and c < b for a, b in mine for c, d in spans(o)))
 
 
+def shared_with(plan, run):
+  """Names of the other campaign runs that trained while this one did: those whose spans
+  overlap its own now (overlapped) and those recorded in its state before (`shared_with`),
+  which it keeps: another run's directory, and with it its spans, may be gone by the time
+  this one is published (removed once published, or on a new machine)."""
+  directory = run_dir(plan, run)
+  state = read_state(directory)
+  names = sorted(set(overlapped(plan, run)) | set(state.get("shared_with", [])))
+  if names != state.get("shared_with", []):
+    state["shared_with"] = names
+    write_state(directory, state)
+  return names
+
+
 def load_note(plan, run):
   path = os.path.join(run_dir(plan, run), "load.csv")
   loads = []
@@ -230,7 +244,7 @@ def load_note(plan, run):
     with open(path) as f:
       loads = [float(line.split(",")[1]) for line in f if "," in line]
   text = "2 cores"
-  others = overlapped(plan, run)
+  others = shared_with(plan, run)
   text += (", under load: shared with " + ", ".join(others)) if others else (
       ", no other campaign run")
   if loads:
@@ -316,6 +330,7 @@ def drive(plan, slots, allow_alone, tick_s, commit):
       if alive(state["pid"], directory):
         with open(os.path.join(directory, "load.csv"), "a") as f, open("/proc/loadavg") as g:
           f.write("%s,%s\n" % (now(), g.read().split()[0]))
+        shared_with(plan, run)   # recorded while the others' directories are here
         continue
       proc = procs.pop(run["name"], None)   # ended (a run of an earlier driver: code unknown)
       code = proc.poll() if proc is not None else None

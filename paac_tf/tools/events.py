@@ -378,6 +378,18 @@ def write_csv(run_events, path):
   return rows
 
 
+def training_seconds(wall_times, max_gap_s):
+  """Elapsed training seconds at each point: the sum of the gaps between consecutive points,
+  leaving out gaps over `max_gap_s` (a pause between a run's resumed parts)."""
+  out, total = [], 0.0
+  for i, t in enumerate(wall_times):
+    if i:
+      gap = t - wall_times[i - 1]
+      total += gap if 0 <= gap <= max_gap_s else 0.0
+    out.append(total)
+  return out
+
+
 LEARNER_RATE_KEYS = ("learner_steps", "learner_steps_per_second",
                      "learner_steps_per_second_median", "samples_per_insert_median")
 
