@@ -17,7 +17,8 @@ with the code of one commit (a detached git worktree /work/campaign-<commit>, ma
 missing: the plan's "commit" for the run if it names one, else the driver's --commit),
 recorded in its run directory's campaign.json with every command and start/stop time, so
 that a run continued in a later session uses the code it started with. While a run trains,
-the 1-minute load average is sampled every tick into its load.csv (publish_run states it).
+the 1-minute load average is sampled every tick into its load.csv, and the other runs
+training beside it are kept in its campaign.json (`shared_with`); publish_run states both.
 An 'alone' run starts only with `--allow_alone` and when no other run trains or is being
 evaluated; the runs after it in the plan wait for it, and it holds the other slots while it
 runs. A run whose training stops early at its target average return
