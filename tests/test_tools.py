@@ -859,9 +859,9 @@ def test_an_evaluation_at_another_epsilon_is_a_study_not_the_runs_score(tmp_path
   _write_json(os.path.join(folder, run_groups.RUN_INFO), {"agent_steps": 2500320})
   (result,) = run_results.collect([str(tmp_path / "results")])
   assert result.evaluation["mean"] == 23.0 and result.other_evals == []
-  assert run_groups.off_protocol({"epsilon": 0.05, "default_epsilon": 0.001})
-  assert not run_groups.off_protocol({"epsilon": 0.001, "default_epsilon": 0.001})
-  assert not run_groups.off_protocol({"epsilon": 0.05})       # before it was recorded
+  assert run_record.off_protocol({"epsilon": 0.05, "default_epsilon": 0.001})
+  assert not run_record.off_protocol({"epsilon": 0.001, "default_epsilon": 0.001})
+  assert not run_record.off_protocol({"epsilon": 0.05})       # before it was recorded
 
 
 def test_an_earlier_evaluation_shows_the_wall_time_to_its_policy_not_the_whole_runs(tmp_path):
@@ -873,7 +873,7 @@ def test_an_earlier_evaluation_shows_the_wall_time_to_its_policy_not_the_whole_r
       (2600000, 9000.0), (2700000, 9100.0)]:                                # resumed later
     rows.append("%d,%s,%s,1.0" % (step, wall, events.RETURN_VS_ENV_STEPS))
   folder.mkdir(parents=True)
-  (folder / run_results.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
+  (folder / events.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
   policy = "/elsewhere/runs/beamrider_40m/policies/beamrider/"
   _write_json(str(folder / "eval_at_2500000.json"), _eval_json(
       "BeamRider", [600.0] * 30, 2500000, policy + "2500000"))

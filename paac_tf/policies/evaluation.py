@@ -394,7 +394,8 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
     raise errors.UserError("%s has no paac_tf metadata naming its environment; pass "
                            "--env_name." % policy_dir)
   preprocessing = metadata.get("preprocessing") or {}
-  epsilon = default_epsilon(metadata) if epsilon is None else float(epsilon)
+  protocol_epsilon = default_epsilon(metadata)
+  epsilon = protocol_epsilon if epsilon is None else float(epsilon)
   if max_episode_frames is None:
     max_episode_frames = int(preprocessing.get("max_episode_frames") or 108000)
   num_envs = min(int(episodes), int(num_envs))
@@ -443,7 +444,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
       "algorithm": metadata.get("algorithm"),
       "greedy": metadata.get("greedy"),
       "epsilon": epsilon,
-      "default_epsilon": default_epsilon(metadata),   # the protocol's, for the tables
+      "default_epsilon": protocol_epsilon,   # the protocol's, for the tables
       "noop_max": int(noop_max) if atari else None,
       "max_episode_frames": int(max_episode_frames) if atari else None,
       "num_envs": num_envs,

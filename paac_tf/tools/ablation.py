@@ -24,7 +24,6 @@ the other rows (single changes, variants) stay single runs.
 `time_to_score` reads the same curves from every results folder of one game (archive/
 left out) for the benchmark's "wall minutes to 18 on Pong" table (benchmark_tables.py).
 """
-import csv
 import dataclasses
 import json
 import os
@@ -58,24 +57,9 @@ class Curve:
   command: str = ""
 
 
-def read_series(folder, tags):
-  """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
-  path = os.path.join(folder, "summaries.csv")
-  if not os.path.exists(path):
-    raise errors.UserError("%s has no summaries.csv: publish the run with "
-                           "paac_tf/tools/publish_run.py first." % folder)
-  by_tag = {tag: {} for tag in tags}
-  with open(path, newline="", encoding="utf-8") as f:
-    for row in csv.DictReader(f):
-      if row["tag"] in by_tag:
-        by_tag[row["tag"]][int(float(row["step"]))] = (float(row["wall_time"]),
-                                                       float(row["value"]))
-  return by_tag
-
-
 def read_curve(label, folder, max_gap_s=300.0):
   # The training return as events.training_return_tag picks it.
-  by_tag = read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
+  by_tag = events.read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
   points = by_tag[events.training_return_tag(by_tag)]
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
@@ -139,7 +123,7 @@ def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
     folder = os.path.join(results_dir, name)
     info_path = os.path.join(folder, "run_info.json")
     if name == run_labels.ARCHIVE_DIR or not (
-        os.path.isfile(info_path) and os.path.isfile(os.path.join(folder, "summaries.csv"))):
+        os.path.isfile(info_path) and os.path.isfile(os.path.join(folder, events.SUMMARIES_CSV))):
       continue
     with open(info_path, encoding="utf-8") as f:
       info = json.load(f)

@@ -19,7 +19,6 @@ import re
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.tools import ablation
 from paac_tf.tools import compare
 from paac_tf.tools import events
 from paac_tf.tools import results_table as rt
@@ -86,7 +85,7 @@ def training_average(result):
   """'value (at N steps)': the last training average at or before the evaluated policy's
   steps in the results folder's summaries.csv (near-greedy actors' where recorded), or None."""
   try:
-    by_tag = ablation.read_series(result.folder or result.root, (
+    by_tag = events.read_series(result.folder or result.root, (
         events.RETURN_VS_ENV_STEPS, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
   except (errors.UserError, OSError, ValueError, KeyError):
     return None

@@ -378,6 +378,24 @@ def write_csv(run_events, path):
   return rows
 
 
+SUMMARIES_CSV = "summaries.csv"   # a results folder's training summaries (publish_run)
+
+
+def read_series(folder, tags):
+  """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
+  path = os.path.join(folder, SUMMARIES_CSV)
+  if not os.path.exists(path):
+    raise errors.UserError("%s has no %s: publish the run with "
+                           "paac_tf/tools/publish_run.py first." % (folder, SUMMARIES_CSV))
+  by_tag = {tag: {} for tag in tags}
+  with open(path, newline="", encoding="utf-8") as f:
+    for row in csv.DictReader(f):
+      if row["tag"] in by_tag:
+        by_tag[row["tag"]][int(float(row["step"]))] = (float(row["wall_time"]),
+                                                       float(row["value"]))
+  return by_tag
+
+
 def training_seconds(wall_times, max_gap_s):
   """Elapsed training seconds at each point: the sum of the gaps between consecutive points,
   leaving out gaps over `max_gap_s` (a pause between a run's resumed parts)."""

@@ -4,7 +4,7 @@
 out `archive/` folders below it): the run directories (TensorBoard event files) and the
 `eval.json` files in it, each evaluation given to the run it lies in, else to the run its
 `policy_dir` names (see `run_results` for what is read from a group). An evaluation made at
-another epsilon than its export's default is left out (`off_protocol`).
+another epsilon than its export's default is left out (`run_record.off_protocol`).
 """
 import dataclasses
 import os
@@ -16,6 +16,7 @@ from absl import logging
 from paac_tf import errors
 from paac_tf.tools import events
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 
 RUN_INFO = "run_info.json"    # a run's or results folder's facts (run_results reads it)
 # The bindings the run used (paac_tf/tools/publish_run.py copies it into the results folder).
@@ -34,20 +35,12 @@ def _read_eval(path):
   if data.get("mean") is None and not data.get("returns"):
     logging.warning("Skipping %s: no 'mean' nor 'returns' (not an evaluation).", path)
     return None
-  if off_protocol(data):
+  if run_record.off_protocol(data):
     logging.info("Leaving out %s: evaluated at epsilon %g, not the protocol's %g (a study "
                  "of the policy, not the run's score).", path, data["epsilon"],
                  data["default_epsilon"])
     return None
   return data
-
-
-def off_protocol(evaluation):
-  """Whether an eval.json was made at an epsilon other than its export's default (given
-  with `paac_tf.evaluate --epsilon`): such an evaluation is never a run's score. Those made
-  before eval.json recorded `default_epsilon` count as the protocol's."""
-  return ("default_epsilon" in evaluation and
-          float(evaluation.get("epsilon") or 0.0) != float(evaluation["default_epsilon"]))
 
 
 def operative_binding(folder, parameter):

@@ -146,6 +146,14 @@ def is_policy_only(evaluation):
   return bool(applied.get("trained_with_fire_reset")) and not applied.get("fire_at_game_start")
 
 
+def off_protocol(evaluation):
+  """Whether an eval.json was made at an epsilon other than its export's default (given
+  with `paac_tf.evaluate --epsilon`): such an evaluation is never a run's score. Those made
+  before eval.json recorded `default_epsilon` count as the protocol's."""
+  return ("default_epsilon" in evaluation and
+          float(evaluation.get("epsilon") or 0.0) != float(evaluation["default_epsilon"]))
+
+
 def seeds_apart(evaluation):
   """Whether the evaluation's env seeds are recorded and apart from training's (>= 10**9)."""
   seeds = evaluation.get("env_seeds")

@@ -23,7 +23,6 @@ argument (superseded runs) are left out of `collect` and read by `collect_archiv
 
 Finding the runs and their evaluations is `run_groups`; the record is `run_record`.
 """
-import csv
 import os
 import re
 
@@ -40,7 +39,6 @@ RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", 
                  "env_name", "notes", "commit", "evaluated_policy", "config", "machine_note",
                  "archive_reason", "superseded_by") + events.LEARNER_RATE_KEYS  # Ape-X's
 COMMAND_TXT = "command.txt"
-SUMMARIES_CSV = "summaries.csv"   # a results folder's training summaries (publish_run)
 PAUSE_S = 300                     # a longer gap between summaries: a pause between parts
 WALL_TIME_TXT = "wall_time.txt"
 
@@ -275,18 +273,16 @@ def _fill_wall_time_to_policy(result):
   if (result.agent_steps is None or result.run_agent_steps is None or
       result.agent_steps >= result.run_agent_steps):
     return
-  path = os.path.join(result.folder, SUMMARIES_CSV)
-  if not os.path.isfile(path):
+  if not os.path.isfile(os.path.join(result.folder, events.SUMMARIES_CSV)):
     return
-  with open(path, newline="", encoding="utf-8") as f:
-    walls = sorted((float(r["step"]), float(r["wall_time"])) for r in csv.DictReader(f)
-                   if r["tag"] == events.RETURN_VS_ENV_STEPS)
-  walls = [w for step, w in walls if step <= result.agent_steps]
+  points = events.read_series(result.folder, [events.RETURN_VS_ENV_STEPS])[
+      events.RETURN_VS_ENV_STEPS]
+  walls = [points[step][0] for step in sorted(points) if step <= result.agent_steps]
   if len(walls) > 1:
     result.wall_time_s = events.training_seconds(walls, PAUSE_S)[-1]
     result.wall_time_text = None
     result.wall_time_source = ("%s, to the evaluated policy's step (pauses over %d s left "
-                               "out)" % (SUMMARIES_CSV, PAUSE_S))
+                               "out)" % (events.SUMMARIES_CSV, PAUSE_S))
 
 
 def _sort_key(result):

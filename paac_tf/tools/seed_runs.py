@@ -30,7 +30,7 @@ from paac_tf.tools import run_labels
 from paac_tf.tools import run_record
 from paac_tf.tools import run_results
 
-SUMMARIES_CSV = "summaries.csv"
+SUMMARIES_CSV = events.SUMMARIES_CSV
 DEFAULT_SEED = 0        # train_eval.seed's default
 
 

@@ -26,6 +26,7 @@ from paac_tf import errors
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import ablation
 from paac_tf.tools import aggregates
+from paac_tf.tools import events
 from paac_tf.tools import report_cli
 from paac_tf.tools import results_table as rt
 from paac_tf.tools import run_labels
@@ -181,7 +182,7 @@ def alone_line(results_dir, score, name):
             "an otherwise idle machine): not yet run (results/CAMPAIGN.md)." % (name, score))
   curve = ablation.read_curve(name, folder)
   hit = ablation.first_reach(curve, score)
-  rates = [v for _, v in ablation.read_series(folder, [STEPS_PER_SECOND])[
+  rates = [v for _, v in events.read_series(folder, [STEPS_PER_SECOND])[
       STEPS_PER_SECOND].values()]
   found = seed_runs.find_one(folder)
   info = found.info if found else {}
