@@ -171,14 +171,14 @@ def speed_line(results_dir, folder_link):
           tf_agents["vector_env_vs_baseline_env"]))
 
 
-def replace_block(text, generated):
-  """`text` with what lies between its BEGIN and END lines replaced by `generated`."""
-  if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+def replace_block(text, generated, begin=BEGIN, end=END):
+  """`text` with what lies between its `begin` and `end` lines replaced by `generated`."""
+  if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
     raise errors.UserError("the README has no single %r ... %r block to rewrite." % (
-        BEGIN[:40] + "...", END))
-  head, rest = text.split(BEGIN, 1)
-  _, tail = rest.split(END, 1)
-  return "%s%s\n%s\n%s%s" % (head, BEGIN, generated, END, tail)
+        begin[:40] + "...", end))
+  head, rest = text.split(begin, 1)
+  _, tail = rest.split(end, 1)
+  return "%s%s\n%s\n%s%s" % (head, begin, generated, end, tail)
 
 
 # --- command line -------------------------------------------------------------------------

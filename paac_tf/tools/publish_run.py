@@ -16,7 +16,7 @@ results/seeds.md (the seeds of Pong and Breakout), results/qbert_original/compar
 (Qbert against the original's curve), results/continuous.md (continuous-control runs beside
 published DDPG / TD3 scores), results/README.md with the compare tool (results/archive/
 only in its last section; it links the other four) and the README's results at a glance
-(paac_tf/tools/glance.py).
+(paac_tf/tools/glance.py) and quick-start table (paac_tf/tools/quick_start.py).
 
 --config names the config that made the run when its command does not say it plainly (e.g.
 atari.gin with bindings equal to atari_fast.gin's: --config=atari_fast.gin); without it,
@@ -127,6 +127,7 @@ def regenerate_reports():
   run("-m", "paac_tf.tools.time_to_score", "results", "--output=results/time_to_score.md")
   run("-m", "paac_tf.tools.compare", "results", "--output=results/README.md", "--overwrite")
   run("-m", "paac_tf.tools.glance")        # README.md's results at a glance
+  run("-m", "paac_tf.tools.quick_start")   # README.md's quick-start table
 
 
 if __name__ == "__main__":
