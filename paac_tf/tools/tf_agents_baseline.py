@@ -88,20 +88,14 @@ class DriverLoop:
     # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
     # the imports).
     import tensorflow as tf
-    from tf_agents.trajectories import time_step as ts
+    from paac_tf.algorithms.paac import tf_agent
     # [B, T, ...] -> [T, B, ...]; T = t_max, the buffer's length (a run takes at least
     # t_max batched steps; the buffer keeps the last t_max), given as a static shape.
-    traj = tf.nest.map_structure(
-        lambda x: tf.transpose(tf.reshape(x, [self.num_envs, self.t_max] + x.shape[2:]),
-                               [1, 0] + list(range(2, x.shape.rank))),
-        self.buffer.gather_all())
-    last = tf.constant(ts.StepType.LAST, tf.int32)
-    step_data = tf.stack([traj.reward, traj.discount,
-                          tf.cast(tf.equal(traj.next_step_type, last), tf.float32),
-                          tf.cast(tf.equal(traj.step_type, last), tf.float32)])
+    traj = tf_agent.to_time_major(self.buffer.gather_all(), self.t_max)
+    observations, actions, step_data = tf_agent.rollout_arrays(traj)
     _, bootstrap = self.agent.act(final_observation)
     values = tf.concat([traj.policy_info, bootstrap[None]], axis=0)
-    return self.agent.train_packed(traj.observation, traj.action, step_data, values)
+    return self.agent.train_packed(observations, actions, step_data, values)
 
   def restart(self):
     """Resets the environments: the next update starts new episodes."""

@@ -12,8 +12,12 @@ actor-critic update per rollout.
   export.py         `training_exporter`: the loop's SavedModel exports
   algorithm.py      the algorithm object (registered as 'paac'): run, network, checkpoint,
                     policy outputs
+  tf_agent.py       `PaacTFAgent`: the update as a TF-Agents agent (drivers, replay buffers)
 """
 from paac_tf.algorithms import registry as _registry
 from paac_tf.algorithms.paac import algorithm as _algorithm
+from paac_tf.algorithms.paac.tf_agent import PaacTFAgent
+
+__all__ = ["ALGORITHM", "PaacTFAgent"]
 
 ALGORITHM = _registry.register(_algorithm.Paac())

@@ -42,8 +42,8 @@ def update(agent, observations, actions, rollout_steps, values):
   discounts, next_is_last, is_last; see returns.py), values [T + 1, B] from action selection
   under the same weights (values[T]: the bootstrap value of the rollout's last observation).
   """
-  num_steps, batch = actions.shape[0], actions.shape[1]
-  flat_obs = tf.reshape(observations, [num_steps * batch] + observations.shape[2:].as_list())
+  # [T * B, ...]; -1: B may be unknown until run time (a TF-Agents dataset's batch).
+  flat_obs = tf.reshape(observations, [-1] + observations.shape[2:].as_list())
   with tf.GradientTape() as tape:
     total, metrics = loss(agent, agent.model(flat_obs, training=True), actions, rollout_steps,
                           values)
