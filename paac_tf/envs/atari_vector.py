@@ -130,6 +130,12 @@ def set_batch_scheduling(thread_ids):
   return done
 
 
+def _frame_numbers(info, default):
+  """The frames each env's game has played (ale-py's info "episode_frame_number"); `default`
+  for an env stand-in whose info lacks it."""
+  return np.asarray(info.get("episode_frame_number", default))
+
+
 class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   """n_e Atari games stepped by ale-py's C++ thread pool, batched."""
 
@@ -173,6 +179,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     self._life_first = np.zeros(n, bool)      # a life was lost (episodic): next is FIRST
     self._forced = np.full(n, _NO_ACTION, np.int64)   # the action the env plays next
     self._lives = np.zeros(n, np.int64)
+    self._start_frames = np.zeros(n, np.int64)   # see start_frames
     # A thread that converts half of each batch's frames (channels_last) beside the caller.
     self._converter = futures.ThreadPoolExecutor(1, thread_name_prefix="channels_last")
     self._closed = False
@@ -182,6 +189,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     obs, info = self._env.reset(seed=self._seed)
     obs = self._ordered(obs, info)
     self._lives = np.asarray(info["lives"])[np.argsort(info["env_id"])]
+    self._start_frames = _frame_numbers(info, self._start_frames)[np.argsort(info["env_id"])]
     self._was_last[:] = False
     self._life_first[:] = False
     self._forced[:] = _NO_ACTION
@@ -236,6 +244,9 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
       self._forced = np.where(going_on, FIRE_ACTION, _NO_ACTION)
     step_type = np.where(first, FIRST, np.where(last, LAST, MID)).astype(np.int32)
     self._lives = lives
+    # A game's reset step: the frames its reset played (the no-ops) are its frame count.
+    self._start_frames = np.where(reset, _frame_numbers(info, self._start_frames),
+                                  self._start_frames)
     self._was_last = last & ~going_on       # games that ended
     reward = np.where(first, 0.0, raw)
     if self._reward_clipping:
@@ -257,6 +268,14 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   def presses_fire(self):
     """Whether the env presses FIRE (`fire_reset` is on and the game `uses_fire`)."""
     return self._presses_fire
+
+  @property
+  def start_frames(self):
+    """Per environment, the emulator frames its current game played before its first
+    observation: the no-ops drawn at its reset (the C++ env draws 0 to noop_max - 1 from each
+    environment's generator, seeded with its seed, one draw per game), with `fire_reset` the
+    FIRE frame in place of the first. Still the ended game's at the step that ends it."""
+    return self._start_frames.copy()
 
   def pop_finished_episodes(self, with_env_index=False):
     """(raw return, length in agent steps) of each whole game finished since last call;

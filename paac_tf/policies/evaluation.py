@@ -27,7 +27,11 @@ the SavedModel, unseeded, so its scores vary from run to run.
 Seeds: evaluation environment i is seeded with EVAL_SEED + i (10**9 + i), disjoint from
 every training seed: training seeds lie below 10**9 (PAAC: seed + i, and seed + the agent
 steps done + i on resume; Ape-X actors: seed * 1000 + 7919 (actor + 1) + 104729 restarts + i),
-so an evaluation never replays the no-op starts of training's games.
+so an evaluation never replays the no-op starts of training's games. Each game's no-ops are
+a new draw from its env's generator (Atari vector backend: 0 to noop_max - 1, recorded per
+episode in eval.json's "start_frames", with "episode_env_seeds"). A deterministic policy may
+still replay few games whatever the no-ops (Breakout: only their number modulo 4 matters):
+eval.json counts the distinct scores and episodes, and warns (`replays`).
 
 Assists: what the environment does in the policy's stead, all recorded in eval.json
 ("assists"). By default the evaluation applies the assists the policy trained with and
@@ -59,6 +63,7 @@ from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
 from paac_tf.policies import loading
+from paac_tf.policies import replays
 
 EVAL_FILE = "eval.json"
 EVAL_SEED = 10**9          # evaluation env i: EVAL_SEED + i; training seeds lie below
@@ -232,11 +237,14 @@ def _random_actions(action_spec, num_envs, rng):
   return lambda: rng.uniform(low, high, shape).astype(np.float32)
 
 
-def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress=None):
+def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress=None,
+                 sources=None):
   """Plays `episodes` whole episodes, each slot its fixed share; returns [(return, length)].
 
   Episodes are listed round-robin over slots (slot 0's first, slot 1's first, ..., slot
-  0's second, ...), roughly the order they started.
+  0's second, ...), roughly the order they started. `sources`: a list that receives, in
+  the same order, each episode's (slot, frames played before its first observation: the
+  no-ops, as the env's `start_frames` reports them; None for envs without it).
   """
   num_envs = env.batch_size
   quotas = slot_quotas(episodes, num_envs)
@@ -266,17 +274,23 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
       for i in np.flatnonzero(step_type == batched.FIRST):
         recorder.start(i)
       recorder.add(time_step.observation, slots)
+    starts = getattr(env, "start_frames", None)     # still the ended games' here
     for i, (episode_return, length) in zip(ended, finished):   # both in slot order
       counted = len(done[i]) < quotas[i]
       if counted:
-        done[i].append((float(episode_return), int(length)))
+        done[i].append((float(episode_return), int(length),
+                        None if starts is None else int(starts[i])))
         if progress is not None:
           progress(sum(len(d) for d in done), episodes, episode_return)
       if recorder is not None:
         recorder.finish(i, float(episode_return), counted)
   ordered = []
   for k in range(max(quotas)):
-    ordered.extend(done[i][k] for i in range(num_envs) if k < len(done[i]))
+    for i in range(num_envs):
+      if k < len(done[i]):
+        ordered.append(done[i][k][:2])
+        if sources is not None:
+          sources.append((i, done[i][k][2]))
   return ordered
 
 
@@ -420,8 +434,9 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
         logging.info("episode %d/%d: return %g", count, total, episode_return)
 
     start = time.monotonic()
+    sources = []
     results = run_episodes(policy, env, int(episodes), epsilon, seed=seed, recorder=recorder,
-                           progress=progress)
+                           progress=progress, sources=sources)
     wall = time.monotonic() - start
     if recorder is not None:
       recorder.write(record_path)
@@ -432,11 +447,21 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
 
   returns = [float(r) for r, _ in results]
   lengths = [int(n) for _, n in results]
+  start_frames = [frames for _, frames in sources]
+  counts = replays.distinct_counts(returns, lengths, start_frames)
+  warning = replays.replay_warning(counts, len(returns))
+  if warning and verbose:
+    logging.warning("%s: %s.", env_name, warning)
   summary = {
       "env_name": env_name,
       **return_stats(returns),
+      **counts,
+      "replays": warning is not None,
+      "replay_warning": warning,
       "returns": returns,
       "lengths": lengths,
+      "start_frames": start_frames if atari else None,
+      "episode_env_seeds": [int(seed) + slot for slot, _ in sources],
       "length_unit": "agent steps" + (" (x%d frames)" % factory.ATARI_FRAMESKIP if atari else ""),
       "policy_dir": policy_dir,
       "train_step": metadata.get("train_step"),
@@ -469,13 +494,17 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
 
 
 def format_summary(summary):
-  """The one line the command prints for an `evaluate` result."""
+  """What the command prints for an `evaluate` result: one line, and a warning line where
+  the episodes replay few games (`replays`)."""
   label = assist_label(summary)
-  return ("%s: %d episodes, mean %.2f +- %.2f (std; standard error %.2f), min %g, max %g "
-          "(train step %s, epsilon %g%s) -> %s" % (
+  line = ("%s: %d episodes, mean %.2f +- %.2f (std; standard error %.2f), min %g, max %g, "
+          "%d distinct scores (train step %s, epsilon %g%s) -> %s" % (
               summary["env_name"], summary["episodes"], summary["mean"], summary["std"],
               summary["standard_error"], summary["min"], summary["max"],
-              summary["train_step"], summary["epsilon"], "; " + label if label else "",
-              summary["eval_json"]))
+              summary["distinct_scores"], summary["train_step"], summary["epsilon"],
+              "; " + label if label else "", summary["eval_json"]))
+  if summary.get("replay_warning"):
+    line += "\nwarning: %s." % summary["replay_warning"]
+  return line
 
 
