@@ -52,11 +52,12 @@ def test_report_times_each_threshold_and_cuts_at_the_shortest_run(tmp_path):
   assert by["fast"]["reached"]["0"] == {"frames": 4_000_000, "wall_minutes": 3.0}
   assert by["fast"]["reached"]["18"] is None
   assert by["slow"]["reached"]["-10"] == {"frames": 4_000_000, "wall_minutes": 6.0}
-  assert by["fast"]["eval_score"] == 20.0 and by["slow"]["eval_score"] is None
+  # fast's eval.json names no train_step: no evaluation at the budget, so none in the table.
+  assert by["fast"]["eval_score"] is None and by["slow"]["eval_score"] is None
   for ext in ("png", "md", "json"):
     assert os.path.getsize(os.path.join(out, "pong." + ext)) > 0
   table = open(os.path.join(out, "pong.md")).read()
-  assert "| fast | 4.0M | 3 | 3.0M / 2 | 4.0M / 3 | - | 5.0 | 5.0 | 20.0 ± 1.5 |" in table
+  assert "| fast | 4.0M | 3 | 3.0M / 2 | 4.0M / 3 | - | 5.0 | 5.0 | - (not evaluated) |" in table
 
 
 def test_a_folder_without_summaries_is_a_user_error(tmp_path):
@@ -160,11 +161,13 @@ def test_time_to_score_of_the_committed_pong_runs():
   assert extended["config"] == "atari.gin"
   assert 40e6 < extended["frames"] < 49.7e6 and 60 < extended["wall_minutes"] < 118
   assert rows["pong_paac"]["frames"] is None     # 20M frames, never 18
-  assert rows["pong_paac_fast"]["config"] == "atari_fast.gin"
+  # Trained from atari.gin with atari_fast.gin's settings as bindings: labelled so.
+  assert rows["pong_paac_fast"]["config"].startswith("atari.gin + initializer=orthogonal")
   assert rows["pong_paac_fast"]["frames"] < 21.2e6
-  # Ape-X: the training return of its near-greedy episodes (epsilon <= 0.01), as its plots.
-  small = rows["pong_apex_small"]
-  assert 6.0e6 < small["frames"] < 6.65e6 and 55 < small["wall_minutes"] < 69
+  # Ape-X: the training average over all episodes, never the low-epsilon one alone (right
+  # after pong_apex_small_2's resume, that was of one episode, at 18+ at 3.0M frames).
+  for name in ("pong_apex_small", "pong_apex_small_2"):
+    assert rows[name]["frames"] is None and rows[name]["best_training_average"] < 18
 
 
 def test_an_apex_runs_curve_is_its_low_epsilon_return(tmp_path):

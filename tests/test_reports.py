@@ -98,9 +98,16 @@ def test_probability_of_improvement_by_hand():
     aggregates.probability_of_improvement([[1.0]], y)
 
 
-def test_common_runs_and_bad_matrices():
-  assert aggregates.common_runs([[1, 2, 3], [4, 5]]).tolist() == [[1, 4], [2, 5]]
-  assert aggregates.common_runs([[1], []]) is None and aggregates.common_runs([]) is None
+def test_score_matrix_counts_every_run_and_bad_matrices():
+  # As many runs a game: rliable's runs x games; otherwise each game's mean, no run dropped.
+  matrix, pooled = aggregates.score_matrix([[1, 2], [4, 5]])
+  assert matrix.tolist() == [[1, 4], [2, 5]] and not pooled
+  matrix, pooled = aggregates.score_matrix([[1, 2, 3], [4, 5]])
+  assert matrix.tolist() == [[2.0, 4.5]] and pooled
+  assert aggregates.score_matrix([[1], []]) == (None, False)
+  assert aggregates.score_matrix([]) == (None, False)
+  assert aggregates.runs_text([("Pong", ["a", "b"]), ("Qbert", ["c"])], True) == (
+      "Pong: a, b (their mean); Qbert: c")
   with pytest.raises(ValueError, match="finite"):
     aggregates.interval_estimates([[1.0, float("nan")]])
 
@@ -186,8 +193,10 @@ def test_seeds_report_per_seed_spread_aggregates_and_curves(tmp_path):
   assert "| Breakout | atari_fast.gin | 1 of 3 seeds (seed 0) | 20.0 | — (no seed" in text
   assert "| Pong | atari_fast.gin | 1 | [pong_fast_s1](../results/pong_fast_s1/) | 14.0 at " \
       "9.6M frames | 19.0 ± 1.0 (s.e. 0.6) (N=3) |" in text
-  # rliable: each game keeps as many seeds as the game with the fewest (Breakout: 1).
-  assert "- atari_fast.gin, over 2 games x 1 seed: IQM" in text
+  # rliable: every seed counts; the games have 3 and 1, so each enters as its seeds' mean.
+  assert "- atari_fast.gin, over 2 games x each game's mean over its seeds: IQM" in text
+  assert "the runs: Pong: pong_fast_s0, pong_fast_s1, pong_fast_s2 (their mean); Breakout: " \
+      "breakout_fast." in text
   assert "- P(atari_fast.gin > atari.gin) of the training average: 1.00" in text
   assert "nothing to resample" in text
   assert "- atari_fast.gin: no evaluation in every game yet: no aggregate." in text
@@ -259,7 +268,10 @@ def test_twelve_games_rows_assists_peers_and_aggregates(tmp_path):
       rows["Breakout"]
   assert "| 104.2% |" in rows["Breakout"] and "470.1 (arch_nips)" in rows["Breakout"]
   assert "no evaluation at 10M frames: pong evaluated at 20M frames" in rows["Pong"]
-  assert "2 of the 12 games present (Breakout, Seaquest), 1 run a game" in text
+  # Seaquest's two seeds and Breakout's one: each game as the mean its row shows, named.
+  assert "2 of the 12 games present, all at 10M frames, each game's mean over its runs" in text
+  assert "The runs: Breakout: breakout; Seaquest: seaquest_s0, seaquest_s1 (their mean)." \
+      in text
   assert "rliable's task bootstrap" in text
 
 
@@ -276,10 +288,11 @@ def test_ablation_rows_of_several_seeds(tmp_path):
                       [11.0], out, budget_frames=10e6, seeds_dir=str(results), command="cmd")
   assert rows[0]["seeds"] == [0, 1, 2] and rows[1]["seeds"] == [0]
   table = open(os.path.join(out, "pong.md")).read()
+  # The seeds' evaluations at the budget: mean ± sample std over seeds (min to max).
   assert ("| atari_fast.gin, seeds 0, 1, 2 (mean, min to max) | 9.6M | 0 | 2 of 3: 9.6M / 0 | "
-          "12.0 (10.0 to 14.0) | 12.0 (10.0 to 14.0) | 17.0 (15.0 to 19.0), 3 of 3 seeds "
-          "evaluated at 10.0M frames |") in table
-  assert "| entropy alone | 9.6M | 0 | - | -18.0 | -18.0 | - |" in table
+          "12.0 (10.0 to 14.0) | 12.0 (10.0 to 14.0) | 17.0 ± 2.0 (15.0 to 19.0), 3 of 3 seeds "
+          "evaluated at 10.0M frames (mean ± sample std over seeds) |") in table
+  assert "| entropy alone | 9.6M | 0 | - | -18.0 | -18.0 | - (not evaluated) |" in table
   assert json.load(open(os.path.join(out, "pong.json")))["runs"][0][
       "final_training_average"]["std"] == pytest.approx(2.0)
   assert os.path.getsize(os.path.join(out, "pong.png")) > 0
@@ -387,7 +400,8 @@ def test_glance_tables_aggregates_and_the_readme_block(tmp_path):
   assert "| Breakout ([breakout_long](results/breakout_long/)) | 31.7 ± 1.0 | 104.2% | " \
       "400.0 ± 1.0 | 470.1 (arch_nips) / 565.3 (arch_nature) |" in rows
   assert "| Qbert | not yet run | — | — | 16561.7 (arch_nips) / 17249.2 (arch_nature) |" in rows
-  assert "2 of the 12 games present (Breakout, Seaquest)" in text
+  assert "2 of the 12 games present, all at 10M frames" in text
+  assert "The runs: Breakout: breakout_long; Seaquest: seaquest_s0, seaquest_s1" in text
   # Every algorithm and config: a game's run with the most frames; atari_fast.gin's runs at
   # 10M frames are in the table above, not here; the wall time says when it was shared.
   assert "| Breakout ([breakout_long](results/breakout_long/)) | PAAC | `atari_fast.gin` | " \

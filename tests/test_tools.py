@@ -305,8 +305,8 @@ def test_compare_table_numbers(workspace):
   # The headline: only over runs of a known config of its own (Boxing's atari.gin); the
   # runs of unknown config are listed as in no headline.
   expected = _hns_by_hand("Boxing", statistics.mean(BOXING_RETURNS))
-  assert ("- **Median human-normalized score, PAAC, atari.gin: %.1f%%** over 1 game (Boxing: "
-          "boxing_paac)." % (100 * expected)) in text
+  assert ("- **Median human-normalized score, PAAC, atari.gin at 40M frames, protocol of issue "
+          "27: %.1f%%** over 1 game (Boxing: boxing_paac)." % (100 * expected)) in text
   assert "In no headline (variants or unknown config): breakout_paac, pong_paac." in text
   assert "Median human-normalized score, Ape-X" not in text
 
@@ -317,14 +317,15 @@ def test_compare_table_numbers(workspace):
   assert "Seaquest Ape-X (seaquest_apex): 40k frames (10k agent steps) = 0.00018% of " \
          "Ape-X's 22.8B frames." in text
   assert "Breakout PAAC (breakout_paac): training budget unknown" in text
-  # The run's earlier evaluation (32,000 agent steps) has its own row, left out of the median.
+  # The run's earlier evaluation (32,000 agent steps) has its own row, and the median of its
+  # own budget only.
   earlier = _row(text, "Pong", index=0)
   assert earlier[col(score)] == ("-20.0 ± 0.0 (s.e. 0.0) (N=30, up to 30 no-op starts, env seeds "
                                  "from 0, overlapping training's (earlier protocol))")
   assert earlier[col("Frames trained")] == "128k frames (run: %s)" % results_table.human_count(
       4 * 500 * N_E * T_MAX)
-  assert "an earlier evaluation of this run (not in the medians" in text
-  assert "the run's newest evaluation (its score in the medians)" in text
+  assert "an earlier evaluation of this run (in the median of its own budget" in text
+  assert "the run's newest evaluation (in the median of its budget)" in text
 
 
 def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):
@@ -504,17 +505,21 @@ def test_compare_one_row_per_folder_headline_per_exact_config_and_archive(tmp_pa
                      "[pong_entropy](pong_entropy/)": "atari.gin + entropy_coef=0.01",
                      "[breakout_fast](breakout_fast/)": "atari_fast.gin",
                      "[boxing_fast](boxing_fast/)": "atari_fast.gin"}
-  # Headlines: atari.gin over its latest Pong run only (not the archived 21, nor the
-  # variant's 21, nor a mean with pong_short); atari_fast.gin over Boxing and Breakout.
-  assert ("- **Median human-normalized score, PAAC, atari.gin: %s** over 1 game (Pong: "
-          "pong_new)." % results_table.percent(_hns_by_hand("Pong", 19.0))) in text
+  # Headlines: one per config and budget: atari.gin's Pong at 50M frames (not the archived
+  # 21, nor the variant's 21) apart from its shorter run's at 20M; atari_fast.gin over Boxing
+  # and Breakout at 40M frames; their eval.json record no env seeds: the earlier protocol.
+  assert ("- **Median human-normalized score, PAAC, atari.gin at 20M frames, earlier "
+          "protocol: %s** over 1 game (Pong: pong_short)." % results_table.percent(
+              _hns_by_hand("Pong", -15.0))) in text
+  assert ("- **Median human-normalized score, PAAC, atari.gin at 50M frames, earlier "
+          "protocol: %s** over 1 game (Pong: pong_new)." % results_table.percent(
+              _hns_by_hand("Pong", 19.0))) in text
   fast = statistics.median([_hns_by_hand("Boxing", 50.0), _hns_by_hand("Breakout", 40.0)])
-  assert ("- **Median human-normalized score, PAAC, atari_fast.gin: %s** over 2 games "
-          "(Boxing: boxing_fast, Breakout: breakout_fast)" % results_table.percent(fast)) in text
-  assert text.count("**Median human-normalized score") == 2
+  assert ("- **Median human-normalized score, PAAC, atari_fast.gin at 40M frames, earlier "
+          "protocol: %s** over 2 games (Boxing: boxing_fast, Breakout: breakout_fast)"
+          % results_table.percent(fast)) in text
+  assert text.count("**Median human-normalized score") == 3
   assert "In no headline (variants or unknown config): pong_entropy." in text
-  assert "Not counted (its game has a run of the same config with more frames): pong_short." \
-      in text
   # The archived folder: only in the last section, with its reason and its successor.
   archive = text.index("## Archived (superseded) runs")
   assert text.index("pong_old") > archive

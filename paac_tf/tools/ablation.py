@@ -36,7 +36,9 @@ from paac_tf.algorithms import registry
 from paac_tf.tools import compare
 from paac_tf.tools import reference_scores as ref
 from paac_tf.tools import events
+from paac_tf.tools import results_table
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 from paac_tf.tools import seed_curves
 from paac_tf.tools import seed_runs
 
@@ -57,10 +59,12 @@ class Curve:
   command: str = ""
 
 
-def read_curve(label, folder, max_gap_s=300.0):
-  # The training return as events.training_return_tag picks it.
+def read_curve(label, folder, max_gap_s=300.0, all_episodes=False):
+  """The folder's training return curve as events.training_return_tag picks it (Ape-X's
+  near-greedy episodes where recorded); `all_episodes`: the average over all episodes
+  always (a time to a score: one low-epsilon episode is no training average)."""
   by_tag = events.read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
-  points = by_tag[events.training_return_tag(by_tag)]
+  points = by_tag[RETURN_TAG if all_episodes else events.training_return_tag(by_tag)]
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))
   steps = sorted(points)
@@ -115,8 +119,10 @@ def summarize(curves, thresholds):
 def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
   """The benchmark's 'time_to_score' result: per results folder of `results_dir` (not its
   archive/) with a run of `game` (run_info.json's env_name) and a summaries.csv, the
-  frames and training wall minutes at which its training average first reached `score`
-  (None: never; then its best training average says how far it got), with its config
+  frames and training wall minutes at which its training average over all episodes (never
+  Ape-X's low-epsilon episodes alone: after a resume their average is of a handful of
+  episodes) first reached `score` (None: never; then its best training average says how
+  far it got), with its config
   label (run_labels.config_of) and machine note (run_labels.machine_note)."""
   rows = []
   for name in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else ():
@@ -129,7 +135,7 @@ def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
       info = json.load(f)
     if ref.game_key(info.get("env_name")) != ref.game_key(game):
       continue
-    curve = read_curve(name, folder, max_gap_s)
+    curve = read_curve(name, folder, max_gap_s, all_episodes=True)
     hit = first_reach(curve, score)
     rows.append({"folder": folder, "algorithm": info.get("algorithm"),
                  "config": run_labels.config_of(info)[0],
@@ -169,17 +175,38 @@ def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
       out.append((label, [read_curve(label, folder, max_gap_s)],
                   [mine.seed] if mine else [None], [mine]))
       continue
-    curves = [read_curve(label, r.folder, max_gap_s) for r in group]
+    curves = [read_curve(label, os.path.relpath(r.folder), max_gap_s) for r in group]
     out.append((label, curves, [r.seed for r in group], group))
   return out
 
 
+def evaluation_at_budget(run, budget_frames):
+  """(RunResult or None, cell) of a run's (a SeedRun's) evaluation of its policy at the
+  budget: 'mean ± sample std' over its episodes, marked run_record.EARLIER_MARK where made
+  on env seeds overlapping training's; '-' with the budgets it was evaluated at where it has
+  none there (an evaluation of a later policy is no score at this budget)."""
+  budget_steps = int(budget_frames // FRAMES_PER_STEP)
+  result = run.evaluation_at(budget_steps) if run is not None else None
+  if result is not None:
+    text = results_table.mean_std_se(result.evaluation, with_se=False)
+    if not run_record.seeds_apart(result.evaluation):
+      text += " " + run_record.EARLIER_MARK
+    return result, text
+  others = sorted(run.evaluations()) if run is not None else []
+  return None, "- (evaluated at %s frames only)" % ", ".join(
+      _millions(s * FRAMES_PER_STEP) for s in others) if others else "- (not evaluated)"
+
+
 def group_row(label, rows, seeds, runs, budget_frames):
   """The row of several seeds of one config: the mean over seeds and their min and max, per
-  column; the evaluation: of each seed's policy at the budget, where evaluated."""
+  column; the evaluation: of each seed's policy at the budget under the protocol (an
+  earlier-protocol evaluation is named, not averaged)."""
   budget_steps = int(budget_frames // FRAMES_PER_STEP)
   evaluated = [r.evaluation_at(budget_steps) for r in runs]
-  scores = [e.score[0] for e in evaluated if e is not None]
+  scores = [e.score[0] for e in evaluated if e is not None and
+            run_record.seeds_apart(e.evaluation)]
+  earlier = [r.name for r, e in zip(runs, evaluated) if e is not None and
+             not run_record.seeds_apart(e.evaluation)]
   reached = {}
   for t in rows[0]["reached"]:
     hits = [r["reached"][t] for r in rows if r["reached"][t]]
@@ -193,7 +220,8 @@ def group_row(label, rows, seeds, runs, budget_frames):
           "wall_minutes": spread("wall_minutes").mean, "reached": reached,
           "final_training_average": spread("final_training_average"),
           "best_training_average": spread("best_training_average"),
-          "evaluation_at_budget": seed_curves.spread(scores), "runs": rows}
+          "evaluation_at_budget": seed_curves.spread(scores), "earlier_protocol": earlier,
+          "runs": rows}
 
 
 def _spread_cell(value):
@@ -209,10 +237,13 @@ def _group_cells(r, thresholds):
         hit["frames"].mean), hit["wall_minutes"].mean) if hit["seeds"] else "-")
   cells += [_spread_cell(r["final_training_average"]), _spread_cell(r["best_training_average"])]
   evaluation = r["evaluation_at_budget"]
-  cells.append("%s, %d of %d seeds evaluated at %s frames" % (
-      _spread_cell(evaluation), evaluation.n, len(r["seeds"]), _millions(r["budget_frames"]))
+  cells.append("%s, %d of %d seeds evaluated at %s frames (mean ± sample std over seeds)" % (
+      evaluation.text(), evaluation.n, len(r["seeds"]), _millions(r["budget_frames"]))
                if evaluation else "- (no seed evaluated at %s frames)" % _millions(
                    r["budget_frames"]))
+  if r.get("earlier_protocol"):
+    cells[-1] += "; not counted, %s: %s" % (run_record.EARLIER_MARK,
+                                            ", ".join(r["earlier_protocol"]))
   return cells
 
 
@@ -222,10 +253,14 @@ def markdown(game, rows, thresholds, budget_frames, command="python -m paac_tf.t
       "final training avg", "best training avg", "evaluation (30 no-op)"]
   grouped = any(len(r.get("seeds") or ()) > 1 for r in rows)
   lines = ["# %s: PAAC runs compared at %s frames" % (game, _millions(budget_frames)), "",
-           "Generated by `%s` from the results folders named below; training average = last "
-           "100 episodes; '-' = not reached within the budget. The evaluation column is the "
-           "folder's eval.json, which may be of a policy exported later than the budget (see "
-           "the folder)." % command.replace("`", "'"), ""]
+           "Generated by `%s` from the results folders named below; every column at %s "
+           "frames: training average = last 100 episodes; '-' = not reached within the "
+           "budget. The evaluation: of each run's policy at %s frames, 30 episodes with up "
+           "to 30 no-op starts, mean ± sample std over episodes; %s: on env seeds "
+           "overlapping training's (before the evaluation protocol of issue 27); a run "
+           "evaluated only at other budgets has none here." % (
+               command.replace("`", "'"), _millions(budget_frames), _millions(budget_frames),
+               run_record.EARLIER_MARK), ""]
   if grouped:
     lines += ["Rows of several seeds (a config of its own, with its other seeds' results "
               "folders): each column the mean over seeds and, in brackets, their min and max; "
@@ -247,8 +282,7 @@ def markdown(game, rows, thresholds, budget_frames, command="python -m paac_tf.t
       cells.append("%s / %.0f" % (_millions(hit["frames"]), hit["wall_minutes"]) if hit else "-")
     cells.append("%.1f" % r["final_training_average"])
     cells.append("%.1f" % r["best_training_average"])
-    cells.append("%.1f ± %.1f" % (r["eval_score"], r["eval_std"] or 0.0)
-                 if r["eval_score"] is not None else "-")
+    cells.append(r["evaluation_cell"])
     lines.append("| " + " | ".join(cells) + " |")
   lines += ["", "Runs:", ""]
   for r in rows:
@@ -308,7 +342,13 @@ def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=300.0,
   for label, group, seeds, found in groups:
     summaries = summarize(group, thresholds)
     if len(group) == 1:
-      rows.append(dict(summaries[0], seeds=seeds))
+      one = found[0] or seed_runs.find_one(group[0].folder)
+      result, cell = evaluation_at_budget(one, budget)
+      mean, std, _ = (run_record.eval_stats(result.evaluation) if result is not None
+                      else (None, None, None))
+      rows.append(dict(summaries[0], seeds=seeds, eval_score=mean, eval_std=std,
+                       evaluation_cell=cell, earlier_protocol=result is not None and
+                       not run_record.seeds_apart(result.evaluation)))
     else:
       rows.append(group_row(label, summaries, seeds, found, budget))
   os.makedirs(output_dir, exist_ok=True)

@@ -111,12 +111,22 @@ def probability_of_improvement(scores_x, scores_y, reps=POI_REPS, seed=SEED):
   return Estimate(float(points["x,y"]), float(interval[0]), float(interval[1]))
 
 
-def common_runs(columns):
-  """A runs x games matrix from per-game lists of run scores (in run order): each game keeps
-  its first n runs, n the fewest any game has (rliable's matrix has as many runs in every
-  game). ([] or a game without runs: None.)"""
-  columns = [list(c) for c in columns]
+def score_matrix(columns):
+  """(matrix, pooled) from per-game lists of run scores, every run counted: where every game
+  has the same number n of runs, the n x games matrix of them (rliable's runs: pooled False);
+  otherwise the 1 x games matrix of each game's mean over its runs (pooled True), so that no
+  run is dropped and a game's score in the aggregate is the one its table shows.
+  ([] or a game without runs: (None, False).)"""
+  columns = [[float(v) for v in c] for c in columns]
   if not columns or not all(columns):
-    return None
-  n = min(len(c) for c in columns)
-  return np.array([c[:n] for c in columns], dtype=float).T
+    return None, False
+  if len({len(c) for c in columns}) == 1:
+    return np.array(columns, dtype=float).T, False
+  return np.array([[float(np.mean(c)) for c in columns]]), True
+
+
+def runs_text(names_by_game, pooled):
+  """'Breakout: a, b (their mean); Pong: c' — exactly which runs an aggregate holds."""
+  return "; ".join("%s: %s%s" % (game, ", ".join(names),
+                                 " (their mean)" if pooled and len(names) > 1 else "")
+                   for game, names in names_by_game)

@@ -30,8 +30,8 @@ from paac_tf.tools import run_results
 # The reports generated beside results/README.md, linked from it where they exist.
 RELATED = (
     ("games.md", "the PAAC paper's 12 games with atari_fast.gin at 10M frames beside the "
-     "paper's column, with the human-normalized median and IQM (python -m "
-     "paac_tf.tools.games)"),
+     "paper's column, with the human-normalized median and IQM over every run shown, a "
+     "game's seeds as their mean (python -m paac_tf.tools.games)"),
     ("seeds.md", "atari.gin and atari_fast.gin on Pong and Breakout seed by seed at 10M "
      "frames, rliable's aggregates, and the frames to 18 of the Pong run made alone "
      "(python -m paac_tf.tools.seeds)"),
@@ -39,8 +39,12 @@ RELATED = (
      "published curve (python -m paac_tf.tools.original_curve)"),
     ("continuous.md", "continuous-control runs (MuJoCo) beside published DDPG / TD3 / SAC "
      "scores at the same environment steps (python -m paac_tf.tools.continuous)"),
-    ("time_to_score.md", "frames and wall minutes to a Pong training average of 18, per "
-     "config, over every Pong run (python -m paac_tf.tools.time_to_score)"))
+    ("time_to_score.md", "frames and wall minutes to a Pong training average of 18 (over "
+     "all episodes), per config, over every Pong run (python -m paac_tf.tools.time_to_score)"),
+    ("ablation_paac/pong.md", "each change of atari_fast.gin alone on Pong, every column at "
+     "10M frames, every seed of atari.gin and atari_fast.gin (python -m "
+     "paac_tf.tools.ablation, the command in its header)"),
+    ("ablation_paac/breakout.md", "the same on Breakout"))
 
 
 def build_report(paths, command, link_base=None):

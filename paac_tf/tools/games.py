@@ -125,24 +125,30 @@ def rows(runs, link_base=None):
 
 
 def aggregate_lines(table, reps=aggregates.REPS):
-  """rliable's median and IQM of the human-normalized scores over the games present."""
+  """rliable's median and IQM of the human-normalized scores over the games present, every
+  run counted (aggregates.score_matrix: a game's seeds as its runs where every game has as
+  many, else as their mean, the score its row shows), and the runs it holds, named."""
   present = [(game, evaluated) for game, evaluated, *_ in table if evaluated]
   head = "%d of the %d games present" % (len(present), len(table))
-  matrix = aggregates.common_runs([[ref.human_normalized(g, r.score[0]) for r in evaluated]
-                                   for g, evaluated in present])
+  matrix, pooled = aggregates.score_matrix(
+      [[ref.human_normalized(g, r.score[0]) for r in evaluated] for g, evaluated in present])
   if matrix is None:
     return ["%s: no aggregate." % head]
   est = aggregates.interval_estimates(matrix, reps=reps)
   cell = lambda e: "%s (95%% CI %s to %s)" % (rt.percent(e.point), rt.percent(e.low),
                                               rt.percent(e.high))
-  lines = ["%s (%s), %d run%s a game: human-normalized median %s, IQM %s; stratified "
-           "bootstrap over runs within each game (rliable, %d replications, seed %d)." % (
-               head, ", ".join(g for g, _ in present), matrix.shape[0],
-               "" if matrix.shape[0] == 1 else "s", cell(est["median"]), cell(est["iqm"]),
-               reps, aggregates.SEED)]
+  held = aggregates.runs_text([(g, [r.folder_name for r in evaluated])
+                               for g, evaluated in present], pooled)
+  unit = ("each game's mean over its runs (the score its row shows)" if pooled else
+          "%d run%s a game" % (matrix.shape[0], "" if matrix.shape[0] == 1 else "s"))
+  lines = ["%s, all at %s frames, %s: human-normalized median %s, IQM %s; stratified "
+           "bootstrap over runs within each game (rliable, %d replications, seed %d). The "
+           "runs: %s." % (head, rt.human_count(BUDGET_STEPS * ref.FRAMES_PER_AGENT_STEP),
+                          unit, cell(est["median"]), cell(est["iqm"]), reps, aggregates.SEED,
+                          held)]
   if matrix.shape[0] == 1 and matrix.shape[1] > 1:
     games = aggregates.interval_estimates(matrix, reps=reps, task_bootstrap=True)
-    lines.append("With one run a game that interval is the point itself; resampling the "
+    lines.append("With one score a game that interval is the point itself; resampling the "
                  "games as well (rliable's task bootstrap): median %s, IQM %s." % (
                      cell(games["median"]), cell(games["iqm"])))
   return lines

@@ -221,20 +221,34 @@ def latest_key(result):
   return (result.frames if result.frames is not None else -1.0, result.folder_name)
 
 
+CURRENT, EARLIER = "protocol of issue 27", "earlier protocol"
+
+
+def protocol_of(result):
+  """CURRENT for an evaluation on env seeds apart from training's, else EARLIER."""
+  return CURRENT if run_record.seeds_apart(result.evaluation) else EARLIER
+
+
 def headline_medians(results):
-  """{(algorithm, config): (median fraction, {game: RunResult})} over the evaluated runs
-  with reference scores whose config label is exactly a config of its own
-  (run_labels.is_headline_config); a game with several runs of that config counts once,
-  by its run with the most frames (the latest of a resumed run)."""
+  """{(algorithm, config, budget, protocol): (median fraction, {game: [RunResult]})} over
+  the evaluated runs with reference scores whose config label is exactly a config of its
+  own (run_labels.is_headline_config): one median per budget (the evaluated policy's
+  frames, human_count) and evaluation protocol (protocol_of), never mixing them; every
+  evaluation of a run at that budget counts (one per folder), and a game with several runs
+  (seeds) enters as the mean of their human-normalized scores."""
   chosen = {}
   for r in results:
-    if (r.evaluated and r.hns is not None and r.newer_eval is None and
-        run_labels.is_headline_config(r.config)):
-      games = chosen.setdefault((run_record.algorithm_name(r.algorithm) or "?", r.config), {})
-      if r.game not in games or latest_key(r) > latest_key(games[r.game]):
-        games[r.game] = r
-  return {key: (statistics.median(r.hns for r in games.values()), games)
-          for key, games in chosen.items()}
+    if r.evaluated and r.hns is not None and run_labels.is_headline_config(r.config):
+      key = (run_record.algorithm_name(r.algorithm) or "?", r.config, human_count(r.frames),
+             protocol_of(r))
+      runs = chosen.setdefault(key, {}).setdefault(r.game, {})
+      runs[r.folder_name] = r          # one evaluation a folder at a budget: its last
+  out = {}
+  for key, games in chosen.items():
+    games = {g: [runs[n] for n in sorted(runs)] for g, runs in games.items()}
+    out[key] = (statistics.median(statistics.fmean(r.hns for r in rs) for rs in games.values()),
+                games)
+  return out
 
 
 def _apex_median_over(games):
@@ -244,40 +258,42 @@ def _apex_median_over(games):
 
 
 HEADLINE_RULE = (
-    "Headline medians: one per algorithm and config, each over the runs of the table above "
-    "made with exactly that config (not the archived runs below); variants (a config plus "
-    "bindings) and runs of unknown config are in the table but in no headline. Where a game "
-    "has several runs of one config, its latest (the run with the most frames) counts.")
+    "Headline medians: one per algorithm, config, budget (the frames of the evaluated "
+    "policy) and evaluation protocol, each over the runs of the table above made with "
+    "exactly that config (not the archived runs below), never mixing budgets or protocols; "
+    "a game with several runs there (seeds) enters as their mean, and every run it holds is "
+    "named. Variants (a config plus bindings) and runs of unknown config are in the table "
+    "but in no headline.")
 
 
 def median_lines(results):
   medians = headline_medians(results)
-  evaluated = [r for r in results if r.evaluated and r.hns is not None and r.newer_eval is None]
+  evaluated = [r for r in results if r.evaluated and r.hns is not None]
   if not evaluated:
     return ["No evaluated Atari run with reference scores: no median human-normalized score."]
   lines = [HEADLINE_RULE, ""]
   if not medians:
     lines.append("No evaluated run of a config of its own: no headline median.")
-  for (algorithm, config) in sorted(medians):
-    value, games = medians[(algorithm, config)]
+  frames = lambda k: min(r.frames or 0.0 for rs in medians[k][1].values() for r in rs)
+  for key in sorted(medians, key=lambda k: (k[0], k[1], frames(k), k[3])):
+    algorithm, config, budget, protocol = key
+    value, games = medians[key]
     names = sorted(games)
-    line = "- **Median human-normalized score, %s, %s: %s** over %d game%s (%s)" % (
-        algorithm, config, percent(value), len(names), "" if len(names) == 1 else "s",
-        ", ".join("%s: %s" % (g, games[g].folder_name) for g in names))
+    line = "- **Median human-normalized score, %s, %s at %s frames, %s: %s** over %d game%s " \
+        "(%s)" % (
+        algorithm, config, budget, protocol, percent(value), len(names),
+        "" if len(names) == 1 else "s", ", ".join(
+            "%s: %s" % (g, ", ".join(r.folder_name for r in games[g]) + (
+                " (their mean)" if len(games[g]) > 1 else "")) for g in names))
     apex, count = _apex_median_over(names)
     if apex is not None:
       line += ". Ape-X paper over the same game%s: %s (%d of them published)" % (
           "" if len(names) == 1 else "s", percent(apex), count)
     lines.append(line + ".")
-  counted = {id(r) for _, games in medians.values() for r in games.values()}
-  left = [r for r in evaluated if id(r) not in counted]
-  variants = sorted(r.folder_name for r in left if not run_labels.is_headline_config(r.config))
-  earlier = sorted(r.folder_name for r in left if run_labels.is_headline_config(r.config))
+  variants = sorted({r.folder_name for r in evaluated
+                     if not run_labels.is_headline_config(r.config)})
   if variants:
     lines += ["", "In no headline (variants or unknown config): %s." % ", ".join(variants)]
-  if earlier:
-    lines += ["", "Not counted (its game has a run of the same config with more frames): "
-              "%s." % ", ".join(earlier)]
   lines += ["", "For reference: Ape-X's median over 57 games is %s (no-op starts), %s "
             "(human starts)." % (percent(ref.APEX_MEDIAN_HNS_NOOP),
                                  percent(ref.APEX_MEDIAN_HNS_HUMAN_STARTS))]
@@ -342,11 +358,12 @@ def source_lines(result):
       parts.append("the policy's own actions only (no FIRE assist): `%s`"
                    % display_path(result.policy_only_path))
     if result.other_evals:
-      parts.append("the run's newest evaluation (its score in the medians); earlier, each "
-                   "in a row of its own: %s" % ", ".join(
+      parts.append("the run's newest evaluation (in the median of its budget); earlier, each "
+                   "in a row of its own and the median of its budget: %s" % ", ".join(
                        "`%s`" % display_path(p) for p in result.other_evals))
     if result.newer_eval:
-      parts.append("an earlier evaluation of this run (not in the medians; its newest: `%s`)"
+      parts.append("an earlier evaluation of this run (in the median of its own budget; its "
+                   "newest: `%s`)"
                    % display_path(result.newer_eval))
   else:
     point = result.training_return

@@ -120,8 +120,11 @@ def find_groups(path):
     group = groups.setdefault(os.path.realpath(root), _Group(root=root, top=top))
     group.evals.append((eval_path, data))
   for group in groups.values():
-    if group.run is None and os.path.isdir(group.root):
-      # A results folder's eval.json names a run directory that exists here: read its events.
+    if group.run is None and os.path.isdir(group.root) and under(group.root, top):
+      # An eval.json names a run directory under the argument: read its events. One outside
+      # it (e.g. /work/runs/x, where a results folder's run was trained) is not read, so
+      # that a report regenerates from its results folders alone; runs given as arguments
+      # of their own are joined to it by collect.
       linked = [r for r in events.find_run_dirs(group.root)
                 if os.path.realpath(r.root) == os.path.realpath(group.root)]
       if linked:

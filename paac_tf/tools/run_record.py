@@ -160,4 +160,6 @@ def seeds_apart(evaluation):
   return bool(seeds) and int(seeds[0]) >= EVAL_SEED_FLOOR
 
 
+# How every report marks an evaluation made before issue 27's protocol (not seeds_apart).
+EARLIER_MARK = "(earlier protocol)"
 EVAL_SEED_FLOOR = 10**9     # policies.evaluation.EVAL_SEED: training seeds lie below

@@ -30,6 +30,7 @@ from paac_tf.tools import events
 from paac_tf.tools import report_cli
 from paac_tf.tools import results_table as rt
 from paac_tf.tools import run_labels
+from paac_tf.tools import run_record
 from paac_tf.tools import seed_curves
 from paac_tf.tools import seed_runs
 
@@ -58,8 +59,18 @@ class SeedScore:
     return self.curve.returns[-1] if self.curve.returns else None
 
   @property
+  def earlier_protocol(self):
+    """Whether its evaluation was made on env seeds overlapping training's (before issue
+    27's protocol): shown marked, in no aggregate beside the protocol's."""
+    return self.evaluation is not None and not run_record.seeds_apart(
+        self.evaluation.evaluation)
+
+  @property
   def eval_mean(self):
-    return self.evaluation.score[0] if self.evaluation is not None else None
+    """The evaluation's mean under the protocol (None without one, or of an earlier one)."""
+    if self.evaluation is None or self.earlier_protocol:
+      return None
+    return self.evaluation.score[0]
 
 
 def seed_scores(runs, game, config, max_gap_s=300.0):
@@ -83,11 +94,19 @@ def _hns(game, values):
 
 
 def score_matrices(table, kind):
-  """{config: seeds x games matrix of human-normalized `kind` ("training" or "eval_mean")
-  scores, each game keeping its first n seeds (aggregates.common_runs), or None}."""
-  return {config: aggregates.common_runs(
-      [_hns(game, [getattr(s, kind) for s in table[(game, config)][1]]) for game in GAMES])
-          for config in CONFIGS}
+  """{config: (matrix, pooled, [(game, [folder])]): the human-normalized `kind` ("training"
+  or "eval_mean") scores of every seed that has one (aggregates.score_matrix: seeds x games,
+  or each game's mean over its seeds where the games have different numbers), with the
+  runs it holds; (None, False, []) where a game has none}."""
+  out = {}
+  for config in CONFIGS:
+    held = [(game, [s for s in table[(game, config)][1] if getattr(s, kind) is not None])
+            for game in GAMES]
+    matrix, pooled = aggregates.score_matrix(
+        [_hns(game, [getattr(s, kind) for s in scores]) for game, scores in held])
+    out[config] = (matrix, pooled, [(game, [s.run.name for s in scores])
+                                    for game, scores in held])
+  return out
 
 
 def aggregate_lines(table, kind, what, reps=aggregates.REPS, poi_reps=aggregates.POI_REPS):
@@ -95,25 +114,26 @@ def aggregate_lines(table, kind, what, reps=aggregates.REPS, poi_reps=aggregates
   matrices = score_matrices(table, kind)
   lines = []
   for config in CONFIGS:
-    matrix = matrices[config]
+    matrix, pooled, held = matrices[config]
     if matrix is None:
       lines.append("- %s: no %s in every game yet: no aggregate." % (config, what))
       continue
     est = aggregates.interval_estimates(matrix, reps=reps)
-    lines.append("- %s, over %d games x %d seed%s: IQM %s (95%% CI %s to %s), median %s "
-                 "(95%% CI %s to %s)." % (
-                     config, matrix.shape[1], matrix.shape[0],
-                     "" if matrix.shape[0] == 1 else "s", rt.percent(est["iqm"].point),
+    lines.append("- %s, over %d games x %s: IQM %s (95%% CI %s to %s), median %s "
+                 "(95%% CI %s to %s); the runs: %s." % (
+                     config, matrix.shape[1], "each game's mean over its seeds" if pooled
+                     else "%d seed%s" % (matrix.shape[0], "" if matrix.shape[0] == 1 else "s"),
+                     rt.percent(est["iqm"].point),
                      rt.percent(est["iqm"].low), rt.percent(est["iqm"].high),
                      rt.percent(est["median"].point), rt.percent(est["median"].low),
-                     rt.percent(est["median"].high)))
-  x, y = matrices[CANDIDATE], matrices[BASELINE]
+                     rt.percent(est["median"].high), aggregates.runs_text(held, pooled)))
+  x, y = matrices[CANDIDATE][0], matrices[BASELINE][0]
   if x is not None and y is not None:
     poi = aggregates.probability_of_improvement(x, y, reps=poi_reps)
     lines.append("- P(%s > %s) of the %s: %.2f (95%% CI %.2f to %.2f), over %d and %d "
                  "seeds a game." % (CANDIDATE, BASELINE, what, poi.point, poi.low, poi.high,
                                     x.shape[0], y.shape[0]))
-  if any(m is not None and m.shape[0] == 1 for m in matrices.values()):
+  if any(m is not None and m.shape[0] == 1 for m, _, _ in matrices.values()):
     lines.append("- With one seed a game the stratified bootstrap (runs resampled within "
                  "each game) has nothing to resample: its interval is the point itself.")
   return lines
@@ -131,6 +151,8 @@ def seed_rows(table, link_base):
     for s in scores:
       if s.evaluation is not None:
         evaluation = rt.mean_std_se(s.evaluation.evaluation) + " (N=%s)" % s.evaluation.score[2]
+        if s.earlier_protocol:
+          evaluation += " %s: in no aggregate" % run_record.EARLIER_MARK
       else:
         newest = max(s.run.evaluations().items(), default=None)
         evaluation = "— (%s)" % ("its evaluation is at %s frames: %.1f" % (
@@ -147,9 +169,12 @@ def spread_rows(table):
   for (game, config), (group, scores) in table.items():
     training = seed_curves.spread([s.training for s in scores])
     evals = seed_curves.spread([s.eval_mean for s in scores if s.eval_mean is not None])
-    rows.append([game, config, _seeds_text(group), training.text() if training else "—",
-                 "%s (%d seed%s)" % (evals.text(), evals.n, "" if evals.n == 1 else "s")
-                 if evals else "— (no seed evaluated at 10M frames yet)"])
+    cell = ("%s (%d seed%s)" % (evals.text(), evals.n, "" if evals.n == 1 else "s")
+            if evals else "— (no seed evaluated at 10M frames yet)")
+    earlier = [s.run.name for s in scores if s.earlier_protocol]
+    if earlier:
+      cell += "; not counted, %s: %s" % (run_record.EARLIER_MARK, ", ".join(earlier))
+    rows.append([game, config, _seeds_text(group), training.text() if training else "—", cell])
   return rows
 
 
@@ -253,8 +278,10 @@ def report(results_dir, command, link_base, png_path=None, reps=aggregates.REPS,
             "Human-normalized scores ((score - random) / (human - random)), IQM and median "
             "over both games x seeds with 95%% stratified-bootstrap intervals (%d "
             "replications; P(X > Y): %d), from `rliable` (paac_tf/tools/aggregates.py; seed "
-            "%d). Where a game has more seeds than the other, each keeps its first n, n the "
-            "fewer." % (reps, poi_reps, aggregates.SEED), "",
+            "%d). Every seed counts: where the games have as many seeds, they are "
+            "rliable's runs; where not, each game enters as the mean over its seeds. "
+            "Evaluations of the earlier protocol (env seeds overlapping training's) are in "
+            "no aggregate." % (reps, poi_reps, aggregates.SEED), "",
             "Training average at 10M frames:", ""]
   lines += aggregate_lines(table, "training", "training average", reps, poi_reps)
   lines += ["", "Evaluation at 10M frames:", ""]

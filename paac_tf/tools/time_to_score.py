@@ -4,8 +4,9 @@ r"""Frames and wall minutes to a Pong training average of 18, per config, from r
 
 The time a user cares about most, over every committed Pong run (archive/ left out):
 `ablation.time_to_score` reads each results folder's summaries.csv (the training average of
-the last 100 episodes; for Ape-X runs that record it, that of the episodes played at
-epsilon <= 0.01; pauses over 5 minutes between resumed parts left out of the minutes), and
+the last 100 episodes, over all episodes: for Ape-X runs too, whose low-epsilon average can
+be of one episode right after a resume; pauses over 5 minutes between resumed parts left
+out of the minutes), and
 `benchmark_tables.time_to_score_table` writes the table the benchmark prints last. Wall
 minutes depend on the machine and its load: each row has its run's machine note. A run that
 never got to 18 shows its best training average. Regenerated with the other reports by
