@@ -12,8 +12,10 @@ JACKPOT = "tests.custom_env_module:Jackpot-v0"   # 1-step episodes of return 100
 
 
 @pytest.mark.parametrize("gin_file,env_name,total_steps,line", [
-    # apex_cartpole.gin's 475 is met by Jackpot's first 100 episodes; it has no threshold.
-    ("apex_cartpole.gin", JACKPOT, 3000,
+    # apex_cartpole.gin's 475 is met by Jackpot's first 100 episodes (before this: a stop on
+    # the target at 5,104 agent steps); it has no threshold. 20000 steps: the learner checks
+    # the target before the actors, which step while it starts, report the total.
+    ("apex_cartpole.gin", JACKPOT, 20000,
      "No stop target (%s has no reward_threshold; the config's 475.0 is for CartPole-v1)."
      % JACKPOT),
     # The run: apex_dpg_pendulum.gin's -200 stopped InvertedPendulum at 5,704 agent
