@@ -5,11 +5,13 @@
 `load_policy` loads what training exports; `make_env` builds the batched environment that
 training steps. TensorFlow is imported by the first call, not by `import paac_tf`.
 """
+import ast
 import dataclasses
 import datetime
+import difflib
 import inspect
 import os
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from absl import logging
 
@@ -72,14 +74,50 @@ def newest_export(root_dir: str) -> Optional[str]:
   return max(found)[1] if found else None
 
 
-def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
-          root_dir: Optional[str] = None) -> TrainResult:
+def _train_eval_parameters():
+  """The gin parameters of `runners.train_eval.train_eval` (env_name, total_steps, ...), read
+  from its source: importing it would load TensorFlow (seconds) to word an error."""
+  path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runners", "train_eval.py")
+  with open(path, encoding="utf-8") as f:
+    tree = ast.parse(f.read())
+  found = [node for node in tree.body
+           if isinstance(node, ast.FunctionDef) and node.name == "train_eval"]
+  return [a.arg for a in found[0].args.args if a.arg != "root_dir"] if found else []
+
+
+def unknown_keywords(function, unknown, accepted):
+  """The UserError for the keyword arguments `unknown` ({name: value}) that `function` (e.g.
+  'paac_tf.train') does not take, on one line: it names the `accepted` keywords and, for each
+  unknown one, the closest accepted keyword or, for a name close to one of train_eval's
+  parameters, the binding that sets it."""
+  parameters = _train_eval_parameters()
+  hints = []
+  for name, value in sorted(unknown.items()):
+    keyword = difflib.get_close_matches(name, accepted, n=1, cutoff=0.5)
+    binding = difflib.get_close_matches(name, parameters, n=1, cutoff=0.5)
+    if keyword:
+      hint = "did you mean %s=%r?" % (keyword[0], value)
+    elif binding:
+      hint = "did you mean bindings={'train_eval.%s': %r}?" % (binding[0], value)
+    else:
+      hint = "configuration values go in bindings, e.g. {'train_eval.total_steps': 20000}"
+    hints.append("%r (%s)" % (name, hint))
+  return errors.UserError("%s() takes %s; unknown keyword argument%s %s." % (
+      function, ", ".join(accepted), "s" if len(unknown) > 1 else "", ", ".join(hints)))
+
+
+def train(gin_files: Union[str, Sequence[str]],
+          bindings: Union[str, Sequence[str], Mapping[str, Any]] = (),
+          root_dir: Optional[str] = None, **unknown: Any) -> TrainResult:
   """Trains as `python -m paac_tf.train --gin_file=... --gin_bindings=... --root_dir=...`.
 
   Args:
     gin_files: config files, in order; a bare name (`'cartpole.gin'`) is one of the
       shipped configs (paac_tf/configs/).
-    bindings: gin bindings applied after the files, e.g. `['train_eval.total_steps=20000']`.
+    bindings: gin bindings applied after the files: binding lines, e.g.
+      `['train_eval.total_steps=20000']`, or a dict of parameters and Python values, e.g.
+      `{'train_eval.total_steps': 20000, 'train_eval.env_name': 'Acrobot-v1'}` (each value
+      written as a gin literal: `runtime/config.py`'s `gin_literal`).
     root_dir: run directory (default: runs/<config>-<timestamp>); an existing run there
       is resumed from its latest checkpoint.
 
@@ -90,8 +128,11 @@ def train(gin_files: Union[str, Sequence[str]], bindings: Sequence[str] = (),
     exists, the call returns with reason 'signal'.
 
   Raises:
-    paac_tf.errors.UserError: a bad config, binding, environment or root_dir.
+    paac_tf.errors.UserError: a bad config, binding, environment or root_dir, or a keyword
+      argument `train` does not take (`unknown`: one line naming the ones it takes).
   """
+  if unknown:
+    raise unknown_keywords("paac_tf.train", unknown, ["gin_files", "bindings", "root_dir"])
   gin_files = [gin_files] if isinstance(gin_files, str) else list(gin_files)
   if not gin_files:
     raise errors.UserError("Give a config, e.g. paac_tf.train(['cartpole.gin']).")

@@ -45,3 +45,26 @@ class TinyCorridorEnv(gym.Env):
 
 if ENV_ID not in gym.registry:
   gym.register(ENV_ID, entry_point="%s:TinyCorridorEnv" % __name__)
+
+
+JACKPOT_ID = "Jackpot-v0"
+
+
+class JackpotEnv(gym.Env):
+  """One step per episode, return 1000 whatever the action: any config's stop-at-return
+  target is met by its first 100 episodes (tests/test_stop_target.py). No reward_threshold."""
+
+  def __init__(self):
+    self.observation_space = spaces.Box(0.0, 1.0, (2,), np.float32)
+    self.action_space = spaces.Discrete(2)
+
+  def reset(self, *, seed=None, options=None):
+    super().reset(seed=seed)
+    return np.zeros(2, np.float32), {}
+
+  def step(self, action):
+    return np.zeros(2, np.float32), 1000.0, True, False, {}
+
+
+if JACKPOT_ID not in gym.registry:
+  gym.register(JACKPOT_ID, entry_point="%s:JackpotEnv" % __name__)

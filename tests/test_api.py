@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import gin
 import numpy as np
 import pytest
 
@@ -13,6 +14,7 @@ from conftest import REPO
 
 import paac_tf
 from paac_tf import errors
+from paac_tf.runtime import config
 from paac_tf.runtime import last_stop
 
 README = os.path.join(REPO, "README.md")
@@ -123,3 +125,56 @@ def test_train_errors_are_user_errors(tmp_path):
     paac_tf.train("atarri.gin", root_dir=str(tmp_path))
   with pytest.raises(errors.ConfigError, match="num_envz"):
     paac_tf.train("cartpole.gin", ["paac_train.num_envz=3"], root_dir=str(tmp_path))
+
+
+@gin.configurable("round_trip")
+def _round_trip(x=None):
+  """What gin binds to round_trip.x."""
+  return x
+
+
+@pytest.mark.parametrize("value", ["Pong", "it's \"quoted\"", "", 20000, -3, 0.5, 1e-8, True,
+                                   False, None, [1, "a", None, [2.5]], (64, 64), (1,),
+                                   {"k": [True]}, np.int64(7), np.float64(0.25)])
+def test_dict_binding_values_round_trip_through_gin(value):
+  try:
+    gin.clear_config()
+    config.parse([], {"round_trip.x": value})
+    back = _round_trip()
+  finally:
+    gin.clear_config()
+  assert back == value
+  expected = {np.int64: int, np.float64: float}.get(type(value), type(value))
+  assert type(back) is expected  # pylint: disable=unidiomatic-typecheck
+
+
+def test_dict_binding_values_gin_cannot_write_are_config_errors():
+  with pytest.raises(errors.ConfigError, match="not finite"):
+    config.binding_lines({"train_eval.total_steps": float("inf")})
+  with pytest.raises(errors.ConfigError, match="must be a str, bool, int, float, None"):
+    config.binding_lines({"train_eval.env_name": object()})
+
+
+def test_train_takes_a_dict_of_bindings(tmp_path):
+  result = paac_tf.train("cartpole.gin", bindings={
+      "train_eval.total_steps": 400, "paac_train.num_workers": 0,
+      "train_eval.env_name": "Acrobot-v1", "paac_train.mlp_units": [32, 32],
+      "paac_train.export_interval": None}, root_dir=str(tmp_path / "run"))
+  assert (result.env_steps, result.updates, result.reason) == (400, 5, "done")
+  operative = _operative(result)
+  assert "train_eval.env_name = 'Acrobot-v1'" in operative
+  assert "paac_train.mlp_units = [32, 32]" in operative
+
+
+def test_unknown_keyword_is_one_user_error_line():
+  with pytest.raises(errors.UserError) as raised:
+    paac_tf.train("cartpole.gin", total_step=5)
+  message = str(raised.value)
+  assert message == ("paac_tf.train() takes gin_files, bindings, root_dir; unknown keyword "
+                     "argument 'total_step' (did you mean bindings={'train_eval.total_steps': "
+                     "5}?).")
+  with pytest.raises(errors.UserError, match=r"'root' \(did you mean root_dir='x'\?\)"):
+    paac_tf.train("cartpole.gin", root="x")
+  with pytest.raises(errors.UserError, match=r"arguments 'env' \(did you mean "
+                     r"bindings=\{'train_eval.env_name': 'Pong'\}\?\), 'foo' \(configuration"):
+    paac_tf.train("cartpole.gin", foo=1, env="Pong")

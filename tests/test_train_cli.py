@@ -183,6 +183,13 @@ def test_unknown_binding_is_a_clear_error(tmp_path):
   _expect_user_error(proc, "num_envz")
 
 
+def test_an_unknown_target_environment_is_a_clear_error(tmp_path):
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % tmp_path,
+                    "--gin_bindings=paac_train.target_env_name='CartPol-v1'",
+                    "--gin_bindings=paac_train.num_workers=0")
+  _expect_user_error(proc, "Unknown environment 'CartPol-v1'", "CartPole-v1")
+
+
 def test_gin_syntax_error_names_the_line(tmp_path):
   bad = tmp_path / "bad.gin"
   bad.write_text("train_eval.env_name = 'CartPole-v1'\ntrain_eval.total_steps = = 3\n")

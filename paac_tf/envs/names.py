@@ -199,3 +199,23 @@ def worker_env_id(env_id):
   if not module or module == "__main__" or module.split(".")[0] in ("gymnasium", "ale_py"):
     return env_id
   return "%s:%s" % (module, env_id)
+
+
+def same_environment(a, b):
+  """Whether the Environments `a` and `b` are one environment: the same Atari game under any
+  of its names (`Pong`, `ALE/Pong-v5`), or the same gymnasium id (with or without the
+  `module:` that registers it)."""
+  if a.is_atari or b.is_atari:
+    return a.game == b.game
+  return a.gymnasium_id.rpartition(":")[2] == b.gymnasium_id.rpartition(":")[2]
+
+
+def reward_threshold(env):
+  """The `reward_threshold` gymnasium registers for the Environment `env` (the average return
+  its spec calls solved), or None if it registers none (e.g. Pendulum-v1, the Atari games)."""
+  # Lazy: as in gymnasium_ids.
+  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  env_id = env.game.gymnasium_id if env.is_atari else env.gymnasium_id.rpartition(":")[2]
+  spec = gym.registry.get(env_id)
+  threshold = getattr(spec, "reward_threshold", None)
+  return None if threshold is None else float(threshold)

@@ -5,14 +5,19 @@ Parsing only knows the configurables that are registered: entry points call
 `runners.train_eval.load_configurables()` first. `import gin.tf` would pull in
 tf.estimator, so this project registers what gin needs itself and only imports plain `gin`.
 """
+import collections.abc
 import difflib
 import inspect
 import logging
+import math
+import numbers
 import os
 
 import gin
+from gin import config_parser
 
 from paac_tf import errors
+from paac_tf.runtime import stop_target
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS_DIR = os.path.join(PACKAGE_DIR, "configs")  # the shipped configs (package data)
@@ -62,18 +67,86 @@ def _drop_gin_resource_reader(record):
 
 
 def parse(gin_files, gin_bindings):
-  """Parses files then bindings; any gin error becomes a ConfigError naming the line."""
+  """Parses files then bindings (`binding_lines`' forms); any gin error becomes a ConfigError
+  naming the line."""
   paths = [resolve_gin_file(f) for f in (gin_files or [])]
   _add_include_dirs(paths)
   logging.getLogger().addFilter(_drop_gin_resource_reader)
+  bindings = binding_lines(gin_bindings)
   try:
-    gin.parse_config_files_and_bindings(paths, list(gin_bindings or []), finalize_config=False)
+    gin.parse_config_files_and_bindings(paths, [], finalize_config=False)
+    _record_target_envs(gin.config_str(), "train_eval.env_name")
+    gin.parse_config_files_and_bindings([], bindings, finalize_config=False)
+    _record_target_envs("\n".join(bindings), None)
   except (ValueError, SyntaxError, TypeError, KeyError, ImportError, OSError) as e:
     message = str(e).strip()
     raise errors.ConfigError("Bad gin configuration: %s" % message) from None
   finally:
     logging.getLogger().removeFilter(_drop_gin_resource_reader)
   return paths
+
+
+def gin_literal(value, name="value"):
+  """`value` written as gin reads it back: a str quoted, a bool, int (numpy's too), finite
+  float or None as Python writes them, a list, tuple or dict of such values; else a
+  ConfigError (`name`: what the message calls the value, e.g. the binding's parameter)."""
+  if isinstance(value, (list, tuple)):
+    items = [gin_literal(v, name) for v in value]
+    if isinstance(value, tuple):
+      return "(%s)" % "".join(item + ", " for item in items).rstrip(" ")
+    return "[%s]" % ", ".join(items)
+  if isinstance(value, dict):
+    return "{%s}" % ", ".join("%s: %s" % (gin_literal(k, name), gin_literal(v, name))
+                              for k, v in value.items())
+  if value is None or isinstance(value, bool):
+    return repr(value)
+  if isinstance(value, str):
+    return repr(str(value))
+  if isinstance(value, numbers.Integral):     # numpy's too, written as Python's
+    return repr(int(value))
+  if isinstance(value, numbers.Real):
+    if not math.isfinite(value):
+      raise errors.ConfigError("%s = %r: gin has no literal for a float that is not finite."
+                               % (name, value))
+    return repr(float(value))
+  raise errors.ConfigError(
+      "%s = %r: a binding's value must be a str, bool, int, float, None, or a list, tuple or "
+      "dict of them (a gin reference such as @name or %%macro goes in a binding string, "
+      "'x.y = @name')." % (name, value))
+
+
+def binding_lines(bindings):
+  """Gin binding lines from `bindings`: one line (a str), lines, or a mapping {parameter:
+  Python value}, e.g. {'train_eval.total_steps': 20000} -> ['train_eval.total_steps = 20000']
+  (values as `gin_literal` writes them)."""
+  if isinstance(bindings, str):
+    return [bindings]
+  if isinstance(bindings, collections.abc.Mapping):
+    return ["%s = %s" % (name, gin_literal(value, name)) for name, value in bindings.items()]
+  return list(bindings or [])
+
+
+def _bound(text, parameter):
+  """The configurables (the last part of a selector, e.g. 'paac_train') whose `parameter` the
+  gin statements of `text` bind outside any scope."""
+  statements = config_parser.ConfigParser(text, gin.config.ParserDelegate(skip_unknown=True))
+  found = set()
+  for statement in statements:
+    if isinstance(statement, config_parser.BindingStatement) and not statement.scope and (
+        statement.arg_name == parameter):
+      found.add(statement.selector.rpartition(".")[2])
+  return found
+
+
+def _record_target_envs(text, env_parameter):
+  """Records which environment each stop-at-return target that the gin statements of `text`
+  bind is for (`runtime/stop_target.py`), unless they bind its `target_env_name` too: the
+  environment `env_parameter` is bound to (the gin files' 'train_eval.env_name'), or None
+  (the bindings': the run's own environment)."""
+  env_name = configured(env_parameter) if env_parameter else None
+  with_env = _bound(text, stop_target.ENV_PARAMETER)
+  for selector in _bound(text, stop_target.PARAMETER) - with_env:
+    gin.bind_parameter("%s.%s" % (selector, stop_target.ENV_PARAMETER), env_name)
 
 
 def configured(name, default=None):

@@ -27,7 +27,8 @@ import shlex
 MAIN_CONFIGS = ("atari.gin", "atari_fast.gin", "apex_atari.gin")
 # `configurable.parameter` bindings that set only the budget, stopping, game or directory.
 IGNORED_BINDINGS = ("train_eval.total_steps", "train_eval.env_name", "train_eval.root_dir",
-                    "paac_train.stop_at_average_return", "apex_learner.stop_at_average_return")
+                    "paac_train.stop_at_average_return", "apex_learner.stop_at_average_return",
+                    "paac_train.target_env_name", "apex_learner.target_env_name")
 IGNORED_PARAMETERS = ("root_dir",)
 ARCHIVE_DIR = "archive"
 # The newest checkpoints and summaries of unfinished campaign runs (paac_tf/tools/campaign.py save):

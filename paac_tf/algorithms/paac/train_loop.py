@@ -24,6 +24,7 @@ from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
+from paac_tf.runtime import stop_target
 from paac_tf.runtime import summaries
 
 
@@ -37,6 +38,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                keep_checkpoints: checks.Count = 3, summary_interval: checks.Count = 20,
                export_interval: checks.OptionalCount = None,
                stop_at_average_return: checks.OptionalNumber = None,
+               target_env_name: stop_target.TargetEnvName = None,
                overlap_learner: checks.Bool = False,
                precision: checks.one_of(precision_lib.PRECISIONS) = "float32", exporter=None):
   """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
@@ -50,7 +52,11 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     checkpoint_interval: agent steps between checkpoints.
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
-    stop_at_average_return: stop early once the last 100 episodes average at least this.
+    stop_at_average_return: stop early once the last 100 episodes average at least this,
+      on `target_env_name`; on another environment, at its gymnasium reward_threshold if it
+      has one (runtime/stop_target.py).
+    target_env_name: the environment `stop_at_average_return` is for (None: this run's);
+      recorded by `config.parse` from the config that binds the target.
     overlap_learner: start the next rollout's first env step before the update (see
       rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
@@ -66,6 +72,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                 "num_envs": int(num_envs), "t_max": int(t_max)}
   checkpointing.check_run_config(train_dir, run_config)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
+  target = stop_target.for_run(stop_at_average_return, target_env_name, env_name)
 
   # Installed before the environments start: a stop during the start-up ends the run at
   # the loop's start, after a checkpoint of the model (restored, or new at agent step 0).
@@ -115,15 +122,15 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
           finite_keys=("Losses/total", "Optimizer/global_norm"))
       runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
       return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
-                  total_steps, stop_at_average_return, stop)
+                  total_steps, target, stop)
     finally:
       env.close()
 
 
-def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_return, stop):
+def _run(runner, cadence, window, steps, updates, total_steps, target, stop):
   """The loop: one rollout and update at a time until `total_steps` agent steps, the
-  target average return or a stop request (`stop`, checked before each update); returns
-  the cadence's RunResult."""
+  `target` (a `stop_target.StopTarget`) or a stop request (`stop`, checked before each
+  update); returns the cadence's RunResult."""
   progress = progress_lib.Progress(total_steps, start_step=steps)
   if not stop.requested:   # else stopped during the start-up: no update at all
     runner.start()
@@ -142,8 +149,8 @@ def _run(runner, cadence, window, steps, updates, total_steps, stop_at_average_r
       cadence.summaries(metrics, updates, steps, window, steps_per_second=True)
       progress.update(steps, window.average_return)
       cadence.after_update(steps, updates, metrics)
-      if stop_at_average_return is not None and len(window.returns) >= 100 and (
-          window.average_return >= stop_at_average_return):
+      if target.reached(window):
+        logging.info("%s.", target.stop_line(window))
         reason = "target"
         break
   finally:

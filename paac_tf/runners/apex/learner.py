@@ -54,6 +54,7 @@ from paac_tf.runtime import checkpointing
 from paac_tf.runtime import checks
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
+from paac_tf.runtime import stop_target
 from paac_tf.runtime import threads
 
 # Samples wait at most this long for the rate limiter before the loop regains control
@@ -72,7 +73,7 @@ class LoopSettings:
   summary_interval: int
   checkpoint_interval: int
   export_interval: Optional[int]
-  stop_at_average_return: Optional[float]
+  target: stop_target.StopTarget
   low_epsilon: float
   prefetch: int
   dataset_workers: int
@@ -87,6 +88,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
                  checkpoint_interval: checks.Count = 1_000_000,
                  keep_checkpoints: checks.Count = 3, export_interval: checks.OptionalCount = None,
                  stop_at_average_return: checks.OptionalNumber = None,
+                 target_env_name: stop_target.TargetEnvName = None,
                  low_epsilon: checks.NonNegative = actor_reports.DEFAULT_LOW_EPSILON,
                  prefetch: checks.NonNegativeInt = 2, dataset_workers: checks.Count = 1,
                  report_interval_s: checks.Positive = 1.0,
@@ -109,7 +111,11 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     export_interval: agent steps between SavedModel exports (None: at the end only).
     stop_at_average_return: stop once the last 100 episodes played at epsilon <=
       `low_epsilon` (by any actor's environments) average at least this: they stand in for
-      the greedy policy (`actor_reports.ActorReports.low_epsilon_window`).
+      the greedy policy (`actor_reports.ActorReports.low_epsilon_window`); on
+      `target_env_name`: on another environment, at its gymnasium reward_threshold if it has
+      one (runtime/stop_target.py).
+    target_env_name: the environment `stop_at_average_return` is for (None: this run's);
+      recorded by `config.parse` from the config that binds the target.
     low_epsilon: the exploration up to which episodes count as the near-greedy policy's,
       for `stop_at_average_return`, the summary Metrics/AverageReturnLowEpsilon and the
       result's average_return_low_epsilon (default 0.01, the final training epsilon of
@@ -142,6 +148,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
   network_settings = algorithm.network_settings()
   observation_spec, action_spec = environment.specs(env_name)
   algorithm.check_actions(env_name, action_spec)
+  target = stop_target.for_run(stop_at_average_return, target_env_name, env_name)
   layout = replay_layout.ReplayLayout(observation_spec, action_spec)
   run_config = {**registry.record(algorithm), "env_name": str(env_name), **network_settings,
                 "n_step": layout.n_step, "single_frames": layout.single_frames,
@@ -171,7 +178,8 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
       total_steps=int(total_steps), batch_size=int(batch_size),
       publish_interval=int(publish_interval), summary_interval=int(summary_interval),
       checkpoint_interval=int(checkpoint_interval), export_interval=export_interval,
-      stop_at_average_return=stop_at_average_return, low_epsilon=float(low_epsilon),
+      target=target,
+      low_epsilon=float(low_epsilon),
       prefetch=int(prefetch),
       dataset_workers=int(dataset_workers), report_interval_s=float(report_interval_s),
       server_timeout_s=float(server_timeout_s))
@@ -390,11 +398,12 @@ class _LearnerLoop:
     self.progress.update(self.reports.env_steps, window.average_return)
 
   def _target_reached(self):
-    if self.settings.stop_at_average_return is None:
-      return False
     low = self.reports.low_epsilon_window()
-    return (low is not None and len(low.returns) >= low.returns.maxlen and
-            low.average_return >= float(self.settings.stop_at_average_return))
+    if low is None or not self.settings.target.reached(low):
+      return False
+    logging.info("%s (episodes at epsilon <= %.4g).", self.settings.target.stop_line(low),
+                 self.reports.low_epsilon_bound())
+    return True
 
   # --- the loop -----------------------------------------------------------------------------
   def run(self):
