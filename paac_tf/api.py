@@ -158,7 +158,7 @@ def _train(gin_files, bindings, root_dir, stop):
     # pylint: enable=import-outside-toplevel
     train_eval_lib.load_configurables()
     gin.clear_config()
-    config.parse(gin_files, bindings)
+    config_files = config.parse(gin_files, bindings)
     validation.check_bindings()   # bad values stop here, before the run directory is made
     train_dir = os.path.join(root_dir, "train")
     stop.begin_run()
@@ -170,7 +170,7 @@ def _train(gin_files, bindings, root_dir, stop):
     root_dir = root_dirs.prepare_root_dir(root_dir)
     lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
     logging.info("Run directory: %s", root_dir)
-    result = train_eval_lib.train_eval(root_dir=root_dir)
+    result = train_eval_lib.train_eval(root_dir=root_dir, config_files=config_files)
   finally:
     if lock:
       lock.release()

@@ -1,6 +1,8 @@
 """Ape-X through a real Reverb server: the replay layout, actor priorities, learner updates,
 weights, checkpoints and the standalone replay command. No mocks: real envs, real Reverb."""
 import collections
+import glob
+import logging
 import os
 import signal
 import socket
@@ -341,6 +343,52 @@ def test_replay_tables_follow_the_configuration():
     server.stop()
 
 
+def _replay_size(server):
+  return reverb.Client("127.0.0.1:%d" % server.port).server_info()[
+      replay_layout.REPLAY_TABLE].current_size
+
+
+def test_replay_checkpoint_restores_and_an_unreadable_one_starts_empty(tmp_path, caplog):
+  """The launcher's resume path (`start_server` with a checkpoint folder): a missing
+  checkpoint starts empty; a written one restores the replay's size; a truncated one (a
+  crash while writing) does not stop the start: it is moved aside, the replay starts empty
+  and an ERROR says why."""
+  caplog.set_level(logging.INFO)
+  gin.parse_config(["ReplayLayout.n_step = 3"])
+  layout = replay_layout.ReplayLayout(environment.specs("CartPole-v1")[0])
+  settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e7)
+  checkpoint_dir = str(tmp_path / "replay_checkpoint")
+  server = replay.start_server(layout, checkpoint_dir=checkpoint_dir, settings=settings)
+  assert "No replay checkpoint in %s" % checkpoint_dir in caplog.text
+  env = environment.make_environment("CartPole-v1", num_envs=4, num_workers=0, seed=0)
+  try:
+    client = reverb.Client("127.0.0.1:%d" % server.port)
+    expected, _, _ = _write_random_play(env, layout, client, steps=100)
+    assert _replay_size(server) == len(expected) > 300
+    client.checkpoint()
+  finally:
+    env.close()
+    server.stop()
+  server = replay.start_server(layout, checkpoint_dir=checkpoint_dir, settings=settings)
+  try:
+    assert _replay_size(server) == len(expected)
+  finally:
+    server.stop()
+  # Truncate every checkpoint's chunks, as a crash during the write would.
+  for chunks in glob.glob(os.path.join(checkpoint_dir, "*", "chunks.tfrecord")):
+    with open(chunks, "r+b") as f:
+      f.truncate(os.path.getsize(chunks) // 2)
+  caplog.clear()
+  server = replay.start_server(layout, checkpoint_dir=checkpoint_dir, settings=settings)
+  try:
+    assert _replay_size(server) == 0
+  finally:
+    server.stop()
+  aside = glob.glob(checkpoint_dir + ".unreadable-*")
+  assert len(aside) == 1 and glob.glob(os.path.join(aside[0], "*", "chunks.tfrecord"))
+  assert "cannot be restored" in caplog.text and "The replay starts empty." in caplog.text
+
+
 def test_processes_refuse_a_replay_of_another_configuration():
   server, client, layout, _, _ = _cartpole_replay()
   try:
@@ -419,3 +467,16 @@ def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path
     if second.poll() is None:
       second.kill()
       second.wait()
+
+
+def test_replay_checkpoint_benchmark_fills_checkpoints_restores_and_extrapolates(tmp_path):
+  # paac_tf/tools/replay_checkpoint_benchmark.py, whose figures are docs/failures.md's table.
+  from paac_tf.tools import replay_checkpoint_benchmark  # pylint: disable=import-outside-toplevel
+  assert replay_checkpoint_benchmark.extrapolate(10.0, 200, 1000) == 50.0
+  out = replay_checkpoint_benchmark.measure(["apex_cartpole.gin"], max_items=2000,
+                                            recorded_steps=50, work_dir=str(tmp_path))
+  assert out["capacity"] == 100_000 and out["items"] >= 2000
+  assert out["restored_items"] == out["items"]
+  assert out["bytes"] == sum(os.path.getsize(os.path.join(d, f)) for d, _, files in
+                             os.walk(tmp_path / "replay_checkpoint") for f in files) > 0
+  assert out["bytes_at_capacity"] == pytest.approx(out["bytes"] * 100_000 / out["items"])

@@ -229,8 +229,8 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
 
 @pytest.mark.timeout(300)
 def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
-  """The learner resumes its steps, weights and optimizer; with run_local.checkpoint_replay
-  the replay is checkpointed at the end and restored by the rerun."""
+  """The learner resumes its steps, weights and optimizer; the replay is checkpointed at the
+  end and restored by the rerun (run_local.checkpoint_replay, on by default)."""
   root = tmp_path / "run"
   results = []
   for run in range(2):
@@ -240,8 +240,7 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
     total = 5000 if run == 0 else results[0][0]["env_steps"] + 8000
     log_path = tmp_path / ("train_%d.log" % total)
     launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
-                       "--gin_bindings=train_eval.total_steps=%d" % total,
-                       "--gin_bindings=run_local.checkpoint_replay=True"], log_path)
+                       "--gin_bindings=train_eval.total_steps=%d" % total], log_path)
     try:
       launcher.wait(timeout=240)
     finally:

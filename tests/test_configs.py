@@ -45,6 +45,19 @@ RUNS = {
 }
 
 
+@pytest.mark.parametrize("name", sorted(n for n in RUNS if n.startswith("apex_")))
+def test_every_apex_config_checkpoints_its_replay_on_resume(name):
+  # A resumed Ape-X run restores its replay (run_local.checkpoint_replay, the launcher's
+  # default) unless a config turns it off: none of the shipped ones does.
+  from paac_tf.runners.apex import launcher  # pylint: disable=import-outside-toplevel
+  gin.clear_config()
+  try:
+    config.parse([name], [])
+    assert config.configured_or_default(launcher.run_local, "checkpoint_replay") is True
+  finally:
+    gin.clear_config()
+
+
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_shipped_config_parses_and_passes_every_check_in_process(name):
   # What the CLI checks before it makes a run directory (every bound value against its

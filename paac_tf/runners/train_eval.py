@@ -9,6 +9,7 @@ from paac_tf.runners import validation
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import last_stop
+from paac_tf.runtime import reference_curve
 
 LAUNCHERS = ("local", "ray")
 
@@ -27,12 +28,12 @@ ALGORITHM = checks.Check(
     lambda v: isinstance(v, str) and (v in registry.names() or ":" in v), resolve=registry.get)
 
 
-@checks.configurable()
+@checks.configurable(denylist=["config_files"])
 def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                total_steps: checks.Count = gin.REQUIRED,
                algorithm: checks.allows(ALGORITHM, str) = registry.DEFAULT,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
-               ray_address=None):
+               ray_address=None, config_files=()):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
   the run's `runtime.cadence.RunResult`.
 
@@ -42,6 +43,9 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   that a PAAC run with `num_workers` = 0 repeats bit for bit. `launcher` 'local' runs on this
   machine; 'ray' on a Ray cluster, for the algorithms that have such a run (Ape-X: at
   `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
+  `config_files`: the gin files parsed (not a binding); when the last is a shipped config
+  with a reference run in results/, that run's curve goes to root_dir/reference
+  (`runtime/reference_curve.py`).
   """
   validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,
                           algorithm=algorithm, seed=seed, deterministic=deterministic)
@@ -59,6 +63,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   if deterministic:
     tf.config.experimental.enable_op_determinism()
     tf.random.set_seed(seed)
+  reference_curve.write(root_dir, config_files, env)   # once: a resumed run finds it written
   # Writes operative_config.gin once the run's configuration is accepted.
   result = chosen.run(root_dir, env, int(total_steps), seed=seed, launcher=launcher,
                       ray_address=ray_address)

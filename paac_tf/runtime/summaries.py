@@ -4,6 +4,8 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from paac_tf.runtime import summary_tags
+
 
 class EpisodeWindow:
   """The last `size` finished episodes (raw returns and lengths)."""
@@ -60,10 +62,10 @@ class SummaryWriter:
   def episode_metrics(self, window, train_step, env_steps):
     if not window.returns:
       return
-    self.scalars({"Metrics/AverageReturn": window.average_return,
+    self.scalars({summary_tags.RETURN_VS_UPDATES: window.average_return,
                   "Metrics/AverageEpisodeLength": window.average_length,
                   "Metrics/NumberOfEpisodes": window.total}, train_step)
-    self.scalars({"Metrics_vs_EnvironmentSteps/AverageReturn": window.average_return},
+    self.scalars({summary_tags.RETURN_VS_ENV_STEPS: window.average_return},
                  env_steps)
 
   def flush(self):

@@ -24,14 +24,16 @@ from absl import logging
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
+from paac_tf.runtime import reference_curve
+from paac_tf.runtime import summary_tags
 
 EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
-RETURN_VS_UPDATES = "Metrics/AverageReturn"                          # step: learner updates
-RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: agent steps
+RETURN_VS_UPDATES = summary_tags.RETURN_VS_UPDATES            # step: learner updates
+RETURN_VS_ENV_STEPS = summary_tags.RETURN_VS_ENV_STEPS        # step: agent steps
 # Ape-X: the episodes of its least-exploring environments (epsilon <= apex_learner.low_epsilon),
 # the near-greedy policy's training return; `RunEvents.training_returns` prefers it.
-LOW_EPSILON_RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"
+LOW_EPSILON_RETURN_VS_ENV_STEPS = summary_tags.LOW_EPSILON_RETURN_VS_ENV_STEPS
 # Ape-X learner summaries (step: learner steps).
 # Written at every learner summary by each algorithm on the Ape-X machinery (prioritized
 # replay's importance weights): its step is the learner step.
@@ -378,22 +380,15 @@ def write_csv(run_events, path):
   return rows
 
 
-SUMMARIES_CSV = "summaries.csv"   # a results folder's training summaries (publish_run)
+SUMMARIES_CSV = reference_curve.SUMMARIES_CSV   # a results folder's training summaries
 
 
 def read_series(folder, tags):
   """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
-  path = os.path.join(folder, SUMMARIES_CSV)
-  if not os.path.exists(path):
+  if not os.path.exists(os.path.join(folder, SUMMARIES_CSV)):
     raise errors.UserError("%s has no %s: publish the run with "
                            "paac_tf/tools/publish_run.py first." % (folder, SUMMARIES_CSV))
-  by_tag = {tag: {} for tag in tags}
-  with open(path, newline="", encoding="utf-8") as f:
-    for row in csv.DictReader(f):
-      if row["tag"] in by_tag:
-        by_tag[row["tag"]][int(float(row["step"]))] = (float(row["wall_time"]),
-                                                       float(row["value"]))
-  return by_tag
+  return reference_curve.read_series(folder, tags)
 
 
 def training_seconds(wall_times, max_gap_s):

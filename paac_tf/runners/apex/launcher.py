@@ -4,8 +4,8 @@
 `train_eval`. It
   1. writes the whole gin configuration to root_dir/apex_config.gin (actors parse it);
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
-     samples it without gRPC), restoring root_dir/replay_checkpoint if
-     `checkpoint_replay` is set;
+     samples it without gRPC), restoring root_dir/replay_checkpoint
+     (`checkpoint_replay`, on by default);
   3. starts N actors, `python -m paac_tf.commands.apex_actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`
@@ -176,7 +176,7 @@ class ActorProcesses:
 @checks.configurable(module="apex", denylist=["algorithm"])
 def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors: checks.Count = 2,
               port: checks.allows(checks.optional(checks.integer(1, 65535))) = None,
-              checkpoint_replay: checks.Bool = False,
+              checkpoint_replay: checks.Bool = True,
               max_actor_restarts: checks.NonNegativeInt = 20,
               shutdown_grace_s: checks.NonNegative = 10.0):
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
@@ -187,8 +187,11 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
       epsilon ladder spans all N * num_envs of them).
     port: the replay server's port (None: a free one).
     checkpoint_replay: restore the replay from root_dir/replay_checkpoint on start and
-      checkpoint it at the end, after the actors stopped (large on Atari: the whole
-      replay content).
+      checkpoint it at the end, after the actors stopped (the whole replay content; sizes
+      and times per config measured in docs/failures.md). On by default: a resumed run
+      without it starts with an empty replay and waits for `learning_starts` new
+      transitions, its learner training on fresh data only. A missing or unreadable
+      checkpoint does not stop the run: the replay starts empty (`replay.start_server`).
     max_actor_restarts: actor restarts tolerated over the run before it fails.
     shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.
   """

@@ -55,6 +55,7 @@ from paac_tf.runtime import checks
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import stop_target
+from paac_tf.runtime import summary_tags
 from paac_tf.runtime import threads
 
 # Samples wait at most this long for the rate limiter before the loop regains control
@@ -392,9 +393,10 @@ class _LearnerLoop:
     self.writer.episode_metrics(window, steps, self.reports.env_steps)
     low = self.reports.low_epsilon_window()
     if low is not None and low.returns:
-      self.writer.scalars({"Metrics/AverageReturnLowEpsilon": low.average_return}, steps)
-      self.writer.scalars({"Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon":
-                           low.average_return}, self.reports.env_steps)
+      self.writer.scalars({summary_tags.LOW_EPSILON_RETURN_VS_UPDATES: low.average_return},
+                          steps)
+      self.writer.scalars({summary_tags.LOW_EPSILON_RETURN_VS_ENV_STEPS: low.average_return},
+                          self.reports.env_steps)
     self.progress.update(self.reports.env_steps, window.average_return)
 
   def _target_reached(self):

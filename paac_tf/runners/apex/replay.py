@@ -25,7 +25,10 @@ Checkpoints: with --checkpoint_dir the server restores the newest checkpoint fou
 at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every
 --checkpoint_interval_s seconds (0: never periodically) and one at a clean shutdown
 (SIGINT/SIGTERM). Without it, nothing is written to disk. A Reverb checkpoint holds the
-whole table contents: at full capacity on Atari that is gigabytes.
+whole table contents (measured sizes and times per config: docs/failures.md). A checkpoint
+that cannot be restored (truncated, or tables of another configuration) is moved aside to
+<checkpoint_dir>.unreadable-<time> with an ERROR line saying why, and the replay starts
+empty; so does a missing one (an INFO line).
 
 Restarts: a server that dies (even SIGKILL) can be started again with the same command on
 the same port; actors and learner wait for it (`replay_client.wait_for_replay`, up to their
@@ -128,11 +131,20 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
   if checkpoint_dir:
     os.makedirs(checkpoint_dir, exist_ok=True)
     restoring = bool(os.listdir(checkpoint_dir))
-    checkpointer = checkpointers.DefaultCheckpointer(os.path.abspath(checkpoint_dir))
-  else:
-    checkpointer = _NoCheckpointer()
-  tables = make_tables(layout, settings)
-  server = reverb.Server(tables=tables, port=port, checkpointer=checkpointer)
+    if not restoring:
+      logging.info("No replay checkpoint in %s: the replay starts empty.", checkpoint_dir)
+  try:
+    server = _server(layout, port, checkpoint_dir, settings)
+  except RuntimeError as e:
+    if not restoring:
+      raise
+    # An unreadable checkpoint (truncated by a crash, or tables of another configuration):
+    # the run goes on with an empty replay, the checkpoint kept aside for a look.
+    aside = set_aside(checkpoint_dir)
+    logging.error("The replay checkpoint in %s cannot be restored (%s); moved to %s. The "
+                  "replay starts empty.", checkpoint_dir, e, aside)
+    restoring = False
+    server = _server(layout, port, checkpoint_dir, settings)
   logging.info("Reverb server on port %d: %s, replay %s", server.port, layout,
                settings or apex_replay())
   if restoring:
@@ -144,6 +156,27 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
                  info[replay_layout.STATS_TABLE].current_size)
   logging.warning(_NETWORK_WARNING, server.port)
   return server
+
+
+def _server(layout, port, checkpoint_dir, settings):
+  if checkpoint_dir:
+    os.makedirs(checkpoint_dir, exist_ok=True)
+    checkpointer = checkpointers.DefaultCheckpointer(os.path.abspath(checkpoint_dir))
+  else:
+    checkpointer = _NoCheckpointer()
+  return reverb.Server(tables=make_tables(layout, settings), port=port, checkpointer=checkpointer)
+
+
+def set_aside(checkpoint_dir):
+  """Renames `checkpoint_dir` to `<checkpoint_dir>.unreadable-<time>` (a new name each
+  time); returns the new name."""
+  aside = "%s.unreadable-%s" % (os.path.normpath(checkpoint_dir), time.strftime("%Y%m%d-%H%M%S"))
+  n = 1
+  while os.path.exists(aside + ("" if n == 1 else "-%d" % n)):
+    n += 1
+  aside += "" if n == 1 else "-%d" % n
+  os.replace(checkpoint_dir, aside)
+  return aside
 
 
 def layout_for(env_name):
