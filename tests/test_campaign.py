@@ -1,9 +1,9 @@
-"""The campaign tool's record of when each run trained (paac_tf/tools/campaign.py)."""
+"""The campaign tool's record of when each run trained (tools/campaign.py)."""
 import json
 
 from paac_tf.runtime import cadence
 from paac_tf.runtime import last_stop
-from paac_tf.tools import campaign
+from tools import campaign
 
 
 def _plan(tmp_path, histories):

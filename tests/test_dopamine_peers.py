@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from paac_tf.tools import dopamine_peers
-from paac_tf.tools import games
+from tools import dopamine_peers
+from tools import games
 
 REPS = 200
 

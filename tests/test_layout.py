@@ -5,14 +5,16 @@ one above):
   0  paac_tf.errors                                   user-facing errors
   1  paac_tf.envs, paac_tf.networks, paac_tf.runtime  environments, Keras models, run support;
      paac_tf.algorithms.registry, .base               the algorithm seam
-  2  paac_tf.agents, paac_tf.policies                 shared math; exported policies
+  2  paac_tf.policies                                 exported policies
   3  paac_tf.runners                                  train_eval, validation, the Ape-X
                                                       processes (replay, actors, learner)
   4  paac_tf.algorithms.<name>                        one package per algorithm: its update,
                                                       acting, loop, network, policy outputs
   5  entry points: paac_tf (the public API), paac_tf.commands (the command programs:
      train, evaluate, export, apex_replay / apex_actor / apex_learner), paac_tf.train /
-     export / evaluate (`python -m` runs the command), paac_tf.tools
+     export / evaluate (`python -m` runs the command)
+  6  tools (the lab beside the package: benchmarks, reports, campaign, publishing,
+     gen_build; not installed): it imports paac_tf, and nothing in paac_tf imports it
 The layers below 4 reach an algorithm only through the registry (by name, at run time).
 Every import counts, those inside functions too. No module below layer 4 imports an entry
 point, and the import graph between modules has no cycle.
@@ -23,16 +25,18 @@ import re
 
 import pytest
 
-PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "paac_tf")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_DIR = os.path.join(REPO, "paac_tf")
+PACKAGE_DIRS = (PACKAGE_DIR, os.path.join(REPO, "tools"))   # the package, then the lab
 
 LAYERS = (
     (0, ("paac_tf.errors",)),
     (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.runtime", "paac_tf.algorithms.registry",
          "paac_tf.algorithms.base")),
-    (2, ("paac_tf.agents", "paac_tf.policies")),
+    (2, ("paac_tf.policies",)),
     (3, ("paac_tf.runners",)),
     (4, ("paac_tf.algorithms",)),
+    (6, ("tools",)),
 )
 ENTRY_LAYER = 5
 
@@ -45,15 +49,16 @@ def layer_of(module):
 
 
 def package_modules():
-  """{module name: file path} of every module in paac_tf."""
+  """{module name: file path} of every module in paac_tf and tools."""
   out = {}
-  for base, _, files in os.walk(PACKAGE_DIR):
-    for name in files:
-      if not name.endswith(".py"):
-        continue
-      path = os.path.join(base, name)
-      rel = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))[:-3].replace(os.sep, ".")
-      out[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
+  for package_dir in PACKAGE_DIRS:
+    for base, _, files in os.walk(package_dir):
+      for name in files:
+        if not name.endswith(".py"):
+          continue
+        path = os.path.join(base, name)
+        rel = os.path.relpath(path, REPO)[:-3].replace(os.sep, ".")
+        out[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
   return out
 
 
@@ -115,6 +120,18 @@ def test_no_upward_import():
   assert upward_imports(import_graph()) == []
 
 
+def test_every_layer_names_modules_that_exist():
+  """No phantom package: each prefix of LAYERS is a module or package of the tree."""
+  modules = package_modules()
+  assert [p for _, prefixes in LAYERS for p in prefixes if p not in modules] == []
+
+
+def test_the_package_never_imports_the_lab():
+  graph = import_graph()
+  assert sorted("%s imports %s" % (m, d) for m, deps in graph.items() if not
+                m.startswith("tools") for d in deps if d.startswith("tools")) == []
+
+
 def test_no_import_cycle():
   assert find_cycle(import_graph()) is None
 
@@ -131,7 +148,9 @@ def test_the_checks_catch_what_they_should():
   assert upward_imports({"paac_tf.runners.y": {"paac_tf.envs.x"}}) == []
   assert layer_of("paac_tf.train") == ENTRY_LAYER
   assert layer_of("paac_tf.commands.apex_actor") == ENTRY_LAYER
-  assert layer_of("paac_tf.tools.compare") == ENTRY_LAYER
+  assert layer_of("tools.compare") == 6
+  assert upward_imports({"paac_tf.api": {"tools.compare"}}) == [
+      "paac_tf.api (layer 5) imports tools.compare (layer 6)"]
 
 
 @pytest.mark.parametrize("module", ["paac_tf.algorithms.paac.agent",

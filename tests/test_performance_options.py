@@ -17,8 +17,8 @@ from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
 from paac_tf.algorithms.paac import rollout
-from paac_tf.tools import benchmark_tables
-from paac_tf.tools import precision_measurements
+from tools import benchmark_tables
+from tools import precision_measurements
 
 from conftest import run_snippet_json
 
@@ -211,7 +211,7 @@ def test_tf_agents_baseline_part_measures_both_loops_in_alternating_rounds():
   forks its environment processes), and its table."""
   code = r'''
 import json
-from paac_tf.tools import benchmark_tables, tf_agents_baseline
+from tools import benchmark_tables, tf_agents_baseline
 args = dict(game="Pong", num_envs=4, num_workers=2, t_max=5, num_rounds=2, seconds=0.3)
 r = tf_agents_baseline.part_tf_agents(**args)
 r.update(part="tf_agents", **args)
@@ -238,7 +238,7 @@ import json
 import numpy as np
 from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.networks import actor_critic
-from paac_tf.tools import tf_agents_baseline
+from tools import tf_agents_baseline
 from tf_agents.specs import array_spec
 env = tf_agents_baseline.parallel_env("Pong", 2)
 try:

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from paac_tf.tools import ablation
-from paac_tf.tools import quick_start
+from tools import ablation
+from tools import quick_start
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -76,6 +76,6 @@ def test_block_shows_atari_gin_pong_runs_only_with_their_evaluations(tmp_path):
 
 
 def test_the_readme_table_is_what_the_tool_writes():
-  done = subprocess.run([sys.executable, "-m", "paac_tf.tools.quick_start", "--check"],
+  done = subprocess.run([sys.executable, "-m", "tools.quick_start", "--check"],
                         cwd=REPO, capture_output=True, text=True, timeout=120)
   assert done.returncode == 0, done.stderr

@@ -10,7 +10,7 @@ import paac_tf
 from paac_tf.runtime import config
 from paac_tf.runtime import reference_curve
 from paac_tf.runtime import summary_tags
-from paac_tf.tools import events
+from tools import events
 
 RETURN = summary_tags.RETURN_VS_ENV_STEPS
 

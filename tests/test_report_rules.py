@@ -19,13 +19,13 @@ import statistics
 
 import pytest
 
-from paac_tf.tools import ablation
-from paac_tf.tools import reference_scores as ref
-from paac_tf.tools import results_table as rt
-from paac_tf.tools import run_labels
-from paac_tf.tools import run_record
-from paac_tf.tools import run_results
-from paac_tf.tools import seed_runs
+from tools import ablation
+from tools import reference_scores as ref
+from tools import results_table as rt
+from tools import run_labels
+from tools import run_record
+from tools import run_results
+from tools import seed_runs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.environ.get("PAAC_REPORTS_ROOT", REPO)

@@ -1,6 +1,6 @@
 """The tags of the training-return summaries, shared by the writers (`summaries.py`, the
 Ape-X learner), the reference curve (`reference_curve.py`) and the tools that read them back
-(`paac_tf/tools/events.py`). No TensorFlow here: the readers of CSV files import it."""
+(`tools/events.py`). No TensorFlow here: the readers of CSV files import it."""
 
 RETURN_VS_UPDATES = "Metrics/AverageReturn"                          # step: learner updates
 RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: agent steps
