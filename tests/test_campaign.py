@@ -80,6 +80,22 @@ def test_a_run_that_reached_its_target_is_published_there_and_then_done(tmp_path
   assert campaign.status_of(plan, run)[0] == "done"
 
 
+def test_a_run_published_at_its_target_stays_done_once_its_directory_is_gone(tmp_path,
+                                                                           monkeypatch):
+  """On a new machine the run directory (its campaign.json) is gone: the published
+  run_info.json's stop_reason says the run ended at its target (it was shown 'queued', to
+  be trained again from zero towards its last stage)."""
+  plan = {"runs_dir": str(tmp_path), "runs": [{"name": "alone", "stages": [10_000]}]}
+  run = plan["runs"][0]
+  info = {"agent_steps": 5200}
+  monkeypatch.setattr(campaign, "published_info", lambda r: info)
+  assert campaign.status_of(plan, run)[0] == "queued"       # no stop_reason recorded
+  info["stop_reason"] = "target"
+  assert campaign.status_of(plan, run) == ("done", "5200 agent steps, published")
+  info["stop_reason"] = "signal"
+  assert campaign.status_of(plan, run)[0] == "queued"
+
+
 def test_a_run_stopped_by_a_signal_before_its_stage_is_resumed(tmp_path, monkeypatch):
   plan = _stopped_at_target(tmp_path)
   monkeypatch.setattr(campaign, "published_steps", lambda r: 1000)

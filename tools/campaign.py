@@ -99,13 +99,18 @@ def alive(pid, directory):
   return "--root_dir=" + directory in cmdline
 
 
-def published_steps(run):
-  """Agent steps of the run's published results (results/<name>/run_info.json), or 0."""
+def published_info(run):
+  """The run's published results/<name>/run_info.json, or {}."""
   path = os.path.join(REPO, "results", run["name"], "run_info.json")
   if not os.path.exists(path):
-    return 0
+    return {}
   with open(path) as f:
-    return int(json.load(f).get("agent_steps") or 0)
+    return json.load(f)
+
+
+def published_steps(run):
+  """Agent steps of the run's published results (results/<name>/run_info.json), or 0."""
+  return int(published_info(run).get("agent_steps") or 0)
 
 
 # Runs of commits before last_stop.json: the last line their training process logged.
@@ -131,11 +136,16 @@ def stop_reason(directory, since=None):
   return found
 
 
-def target_step(state):
+def target_step(state, run=None):
   """The agent step at which the run's last process stopped because the training average
-  reached its target (stop_at_average_return), or None: that stop is the run's last stage."""
+  reached its target (stop_at_average_return), or None: that stop is the run's last stage.
+  From the run directory's state, else (the directory gone with its machine) from the
+  published run_info.json of `run` (its stop_reason, written by publish_run)."""
   last = (state.get("history") or [{}])[-1]
-  return last.get("end_step") if last.get("reason") == "target" else None
+  if last.get("reason") == "target":
+    return last.get("end_step")
+  info = published_info(run) if run is not None and not state.get("history") else {}
+  return int(info["agent_steps"]) if info.get("stop_reason") == "target" else None
 
 
 def status_of(plan, run):
@@ -147,7 +157,7 @@ def status_of(plan, run):
   if state.get("pid") and alive(state["pid"], directory):
     return "running", "agent step %d of %d (newest checkpoint)" % (step, final)
   published = published_steps(run)
-  target = target_step(state)
+  target = target_step(state, run)
   stages = [s for s in run["stages"] if not target or s < target] + ([target] if target else [])
   if published >= stages[-1]:
     return "done", "%d agent steps, published" % published

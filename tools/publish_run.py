@@ -34,6 +34,7 @@ import subprocess
 import sys
 
 from paac_tf.envs import names
+from paac_tf.runtime import last_stop
 from tools import events
 from tools import reference_scores as ref
 
@@ -108,6 +109,12 @@ def main():
               check=False).stdout.strip() or None}
   info.update({k: v for k, v in (("config", args.config), ("machine_note", args.machine_note))
                if v})
+  # Why its last training process stopped (done / target / signal): a run stopped at its
+  # target average return is finished there (tools/campaign.py reads it once the run
+  # directory is gone).
+  stopped = last_stop.read(args.run_dir)
+  if stopped and stopped.get("reason"):
+    info["stop_reason"] = stopped["reason"]
   # A learner's steps, batches/s and replay ratio, from its summaries (none for a run
   # without a learner).
   info.update(events.learner_rates(ev))
