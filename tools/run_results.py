@@ -37,7 +37,7 @@ from tools import run_record
 
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
                  "env_name", "notes", "commit", "commit_note", "evaluated_policy", "config",
-                 "config_note", "machine_note",
+                 "config_note", "machine_note", "stop_reason", "stop_reason_note",
                  "archive_reason", "superseded_by") + events.LEARNER_RATE_KEYS  # Ape-X's
 COMMAND_TXT = "command.txt"
 PAUSE_S = 300                     # a longer gap between summaries: a pause between parts
