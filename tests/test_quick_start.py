@@ -79,3 +79,16 @@ def test_the_readme_table_is_what_the_tool_writes():
   done = subprocess.run([sys.executable, "-m", "tools.quick_start", "--check"],
                         cwd=REPO, capture_output=True, text=True, timeout=120)
   assert done.returncode == 0, done.stderr
+
+
+def test_check_fails_on_a_table_edited_by_hand(tmp_path):
+  with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+    text = f.read()
+  start = text.index(quick_start.BEGIN) + len(quick_start.BEGIN)
+  readme = tmp_path / "README.md"
+  readme.write_text(text[:start] + "\n| typed | by hand |" + text[start:], encoding="utf-8")
+  done = subprocess.run([sys.executable, "-m", "tools.quick_start", "--check",
+                         "--readme=%s" % readme,
+                         "--results_dir=%s" % os.path.join(REPO, "results")],
+                        cwd=REPO, capture_output=True, text=True, timeout=120)
+  assert done.returncode == 1 and "tools.quick_start" in done.stderr

@@ -183,24 +183,24 @@ def replace_block(text, generated, begin=BEGIN, end=END):
 
 # --- command line -------------------------------------------------------------------------
 
-def main(argv):
+def rewrite_readme_block(build, begin=BEGIN, end=END, command=COMMAND):
+  """The README commands' main: checks --results_dir and --readme, then writes
+  `build(results_dir, readme_dir)` between the README's `begin` and `end` lines (with
+  --check: exit 1 with one line if the README's block differs from it instead)."""
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
-  if len(argv) != 1:
-    raise errors.UserError("No arguments; give --results_dir and --readme.")
   if not os.path.isdir(FLAGS.results_dir):
     raise errors.UserError("--results_dir %s is not a directory." % FLAGS.results_dir)
   if not os.path.isfile(FLAGS.readme):
     raise errors.UserError("--readme %s is not a file." % FLAGS.readme)
   with open(FLAGS.readme) as f:
     text = f.read()
-  replace_block(text, "")      # its block is there, before anything is computed
-  new = replace_block(text, block(
-      FLAGS.results_dir, os.path.dirname(os.path.abspath(FLAGS.readme)), reps=FLAGS.reps,
-      poi_reps=min(FLAGS.reps, aggregates.POI_REPS)))
+  replace_block(text, "", begin, end)   # its block is there, before anything is computed
+  new = replace_block(text, build(FLAGS.results_dir,
+                                  os.path.dirname(os.path.abspath(FLAGS.readme))), begin, end)
   if FLAGS.check:
     if new != text:
-      print("%s: its results are not what `%s` writes (edited by hand, or results published "
-            "since): rerun it." % (FLAGS.readme, COMMAND), file=sys.stderr)
+      print("%s: its block is not what `%s` writes (edited by hand, or results published "
+            "since): rerun it." % (FLAGS.readme, command), file=sys.stderr)
       return 1
     return 0
   with open(FLAGS.readme, "w") as f:
@@ -208,10 +208,22 @@ def main(argv):
   return 0
 
 
-if __name__ == "__main__":
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+def define_readme_flags():
   flags.DEFINE_string("results_dir", "results", "The results folders.")
   flags.DEFINE_string("readme", "README.md", "The README whose block is rewritten.")
   flags.DEFINE_boolean("check", False, "Only compare README's block with what would be written.")
+
+
+def main(argv):
+  if len(argv) != 1:
+    raise errors.UserError("No arguments; give --results_dir and --readme.")
+  reps = flags.FLAGS.reps
+  return rewrite_readme_block(lambda results_dir, link_base: block(
+      results_dir, link_base, reps=reps, poi_reps=min(reps, aggregates.POI_REPS)))
+
+
+if __name__ == "__main__":
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  define_readme_flags()
   flags.DEFINE_integer("reps", aggregates.REPS, "Bootstrap replications of the intervals.")
   errors.run_cli(main)

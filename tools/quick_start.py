@@ -15,9 +15,6 @@ block is not what would be written.
 import glob
 import json
 import os
-import sys
-
-from absl import flags
 
 from paac_tf import errors
 from tools import ablation
@@ -134,30 +131,12 @@ def block(results_dir):
 
 
 def main(argv):
-  FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) != 1:
     raise errors.UserError("No arguments; give --results_dir and --readme.")
-  if not os.path.isdir(FLAGS.results_dir):
-    raise errors.UserError("--results_dir %s is not a directory." % FLAGS.results_dir)
-  if not os.path.isfile(FLAGS.readme):
-    raise errors.UserError("--readme %s is not a file." % FLAGS.readme)
-  with open(FLAGS.readme) as f:
-    text = f.read()
-  glance.replace_block(text, "", BEGIN, END)   # its block is there, before computing
-  new = glance.replace_block(text, block(FLAGS.results_dir), BEGIN, END)
-  if FLAGS.check:
-    if new != text:
-      print("%s: its quick-start table is not what `%s` writes: rerun it." % (
-          FLAGS.readme, COMMAND), file=sys.stderr)
-      return 1
-    return 0
-  with open(FLAGS.readme, "w") as f:
-    f.write(new)
-  return 0
+  return glance.rewrite_readme_block(lambda results_dir, _: block(results_dir), BEGIN, END,
+                                     COMMAND)
 
 
 if __name__ == "__main__":
-  flags.DEFINE_string("results_dir", "results", "The results folders.")
-  flags.DEFINE_string("readme", "README.md", "The README whose block is rewritten.")
-  flags.DEFINE_boolean("check", False, "Only compare README's block with what would be written.")
+  glance.define_readme_flags()
   errors.run_cli(main)
