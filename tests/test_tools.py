@@ -671,7 +671,7 @@ def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_pat
   assert curves["pong_apex_old"].returns == [-20.0, -15.0]
   assert not curves["pong_apex_old"].label.endswith("(low-epsilon episodes)")
   for (run, run_events), expected in zip(runs, (-3.0, -15.0)):
-    result = run_record.RunResult(name=run.root, root=run.root, run_events=run_events)
+    result = run_record.RunRecord(name=run.root, root=run.root, run_events=run_events)
     assert result.training_return.value == expected
 
 

@@ -181,7 +181,7 @@ def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
 
 
 def evaluation_at_budget(run, budget_frames):
-  """(RunResult or None, cell) of a run's (a SeedRun's) evaluation of its policy at the
+  """(RunRecord or None, cell) of a run's (a SeedRun's) evaluation of its policy at the
   budget: 'mean ± sample std' over its episodes, marked run_record.EARLIER_MARK where made
   on env seeds overlapping training's; '-' with the budgets it was evaluated at where it has
   none there (an evaluation of a later policy is no score at this budget)."""

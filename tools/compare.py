@@ -48,7 +48,7 @@ RELATED = (
 
 
 def build_report(paths, command, link_base=None):
-  """(markdown, [RunResult]) for the given directories; archived runs (under an archive/
+  """(markdown, [RunRecord]) for the given directories; archived runs (under an archive/
   folder below them) only in the report's last section. `link_base`: the folder links are
   relative to (default: the working directory); the RELATED reports found there are linked
   at the top."""

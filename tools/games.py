@@ -43,7 +43,7 @@ def paac_games():
 
 
 def game_runs(runs, game):
-  """(counted: [RunResult] at 10M frames, one a seed; long: [(SeedRun, RunResult)] at 40M
+  """(counted: [RunRecord] at 10M frames, one a seed; long: [(SeedRun, RunRecord)] at 40M
   frames, every folder; every: [SeedRun]) of atari_fast.gin PAAC runs of `game`."""
   group = seed_runs.by_seed(runs, game, CONFIG, BUDGET_STEPS)
   counted = [r.evaluation_at(BUDGET_STEPS) for r in group.runs.values()]
@@ -106,12 +106,12 @@ def long_text(game, long):
 
 
 def rows(runs, link_base=None):
-  """[(game, [RunResult] at 10M frames, markdown cells, [(SeedRun, RunResult)] at 40M
+  """[(game, [RunRecord] at 10M frames, markdown cells, [(SeedRun, RunRecord)] at 40M
   frames)] for the 12 games."""
   out = []
   for game in paac_games():
     evaluated, long, every = game_runs(runs, game)
-    paper = rt.paac_paper_cell(run_record.RunResult(name=game, root="", env_name=game))
+    paper = rt.paac_paper_cell(run_record.RunRecord(name=game, root="", env_name=game))
     if not evaluated:
       out.append((game, [], [game, missing_text(every), "—", "—", paper,
                              long_text(game, long)], long))

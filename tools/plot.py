@@ -31,7 +31,7 @@ X_CHOICES = ("frames", "wall_time", "both")
 
 
 @dataclasses.dataclass
-class Curve:
+class RunCurve:
   """One run's return curve."""
   label: str
   root: str
@@ -71,7 +71,7 @@ def make_curves(runs):
     tag = run_events.training_return_tag()
     points = run_events.series(tag)
     scale = ref.FRAMES_PER_AGENT_STEP if atari else 1
-    curves.append(Curve(
+    curves.append(RunCurve(
         label=events.run_label(config, run.root) + (
             " (low-epsilon episodes)" if tag == events.LOW_EPSILON_RETURN_VS_ENV_STEPS
             else ""), root=run.root,

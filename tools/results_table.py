@@ -1,6 +1,6 @@
 """The markdown report of compare: table cells, the table, medians, budget sentences.
 
-Formats RunResult records (tools/run_record.py) beside the reference scores of
+Formats RunRecord records (tools/run_record.py) beside the reference scores of
 paac_tf/data (see SOURCES.md there): one row per results folder, named by it, with the
 config that made it (tools/run_labels.py); one headline median per algorithm and
 config of its own; the archived (superseded) folders in a last section. The PAAC paper's
@@ -230,7 +230,7 @@ def protocol_of(result):
 
 
 def headline_medians(results):
-  """{(algorithm, config, budget, protocol): (median fraction, {game: [RunResult]})} over
+  """{(algorithm, config, budget, protocol): (median fraction, {game: [RunRecord]})} over
   the evaluated runs with reference scores whose config label is exactly a config of its
   own (run_labels.is_headline_config): one median per budget (the evaluated policy's
   frames, human_count) and evaluation protocol (protocol_of), never mixing them; every

@@ -1,6 +1,6 @@
-"""The RunResult record (what compare knows about one run) and what an eval.json says.
+"""The RunRecord (what compare knows about one published run) and what an eval.json says.
 
-`run_results` fills RunResult records from what runs left on disk; the tables, plots and
+`run_results` fills RunRecord records from what runs left on disk; the tables, plots and
 seed reports read them. Beside the record: the statistics of an evaluation (`eval_stats`,
 `standard_error`), which evaluations are apart from training (`seeds_apart`) or of a
 policy without its FIRE assist (`is_policy_only`), and the names shown for an algorithm
@@ -18,7 +18,7 @@ from tools import events
 
 
 @dataclasses.dataclass
-class RunResult:
+class RunRecord:
   """What compare knows about one run."""
   name: str
   root: str                                # run directory, or the folder of its eval.json

@@ -1,8 +1,8 @@
-r"""Reads what runs left into RunResult records (no formatting here).
+r"""Reads what runs left into RunRecord records (no formatting here).
 
 A path given to `collect` is a run directory (what `paac_tf.train` writes), a results
 directory, or a folder of either. Read from each (recursively):
-- `eval.json` files (written by `python -m paac_tf.evaluate`): one RunResult per evaluation
+- `eval.json` files (written by `python -m paac_tf.evaluate`): one RunRecord per evaluation
   (a run evaluated at its budget and again after it was resumed has both); the score of a
   run in the medians is its evaluation with the highest train_step. An eval.json outside
   any run directory is matched to its run through its `policy_dir`;
@@ -17,7 +17,7 @@ directory, or a folder of either. Read from each (recursively):
   (every key optional; its values override what the events imply; "config" names the
   config that made the run, else it is derived from the command: run_labels.py), and
   `command.txt` / `wall_time.txt` (seconds, or H:MM:SS).
-Each RunResult is named by its results folder: the folder of its eval.json, or the run
+Each RunRecord is named by its results folder: the folder of its eval.json, or the run
 directory when the evaluation lies inside it. Folders under an `archive/` folder below an
 argument (superseded runs) are left out of `collect` and read by `collect_archived`.
 
@@ -114,7 +114,7 @@ def _number(value):
 
 
 def build_results(group):
-  """One RunResult per evaluation of the group (oldest first), or one without any: each
+  """One RunRecord per evaluation of the group (oldest first), or one without any: each
   earlier evaluation of a run (e.g. at the issue's budget, before the run was resumed) is
   a row of its own; the newest is the run's score for the medians."""
   variants = [e for e in group.evals if run_record.is_policy_only(e[1])]
@@ -140,12 +140,12 @@ def build_results(group):
 
 
 def build_result(group, chosen=None, run_events=None):
-  """A RunResult from a group's run directory, one evaluation (`chosen`, a (path, dict);
+  """A RunRecord from a group's run directory, one evaluation (`chosen`, a (path, dict);
   default: the newest) and the run_info.json nearest to it. `run_events`: the run's
   summaries if already read."""
   run = group.run
   root = run.root if run else group.root
-  result = run_record.RunResult(name=os.path.basename(os.path.normpath(root)), root=root,
+  result = run_record.RunRecord(name=os.path.basename(os.path.normpath(root)), root=root,
                                 folder=root)
   run_config = run.run_config if run else {}
 
@@ -293,7 +293,7 @@ def _sort_key(result):
 
 
 def collect_archived(paths):
-  """[(folder, run_info dict, [RunResult])]: each folder in an archive/ folder below the
+  """[(folder, run_info dict, [RunRecord])]: each folder in an archive/ folder below the
   given paths, with its run_info.json and what compare reads from it (maybe nothing)."""
   out = []
   for path in paths:

@@ -45,7 +45,7 @@ class SeedRun:
   seed: int
   frames: Optional[float]                # of the whole run (run_info.json)
   started: Optional[float]               # wall time of its first training summary
-  results: List[run_record.RunResult]    # one per evaluation (run_results.build_results);
+  results: List[run_record.RunRecord]    # one per evaluation (run_results.build_results);
                                          # [] for a folder without one
 
   @property
@@ -53,13 +53,13 @@ class SeedRun:
     return os.path.basename(os.path.normpath(self.folder))
 
   def evaluation_at(self, agent_steps):
-    """The RunResult of the folder's evaluation of the policy trained `agent_steps` agent
+    """The RunRecord of the folder's evaluation of the policy trained `agent_steps` agent
     steps (its train_step), or None."""
     found = [r for r in self.results if r.evaluated and r.agent_steps == int(agent_steps)]
     return found[-1] if found else None
 
   def evaluations(self):
-    """{agent steps of the evaluated policy: RunResult}, every evaluation of the folder."""
+    """{agent steps of the evaluated policy: RunRecord}, every evaluation of the folder."""
     return {r.agent_steps: r for r in self.results if r.evaluated and r.agent_steps}
 
 

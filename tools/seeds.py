@@ -52,7 +52,7 @@ class SeedScore:
   """One seed's numbers at the budget."""
   run: seed_runs.SeedRun
   curve: ablation.Curve                        # cut at the budget
-  evaluation: Optional[object] = None          # run_record.RunResult at the budget, or None
+  evaluation: Optional[object] = None          # run_record.RunRecord at the budget, or None
 
   @property
   def training(self):
