@@ -118,8 +118,12 @@ def test_parse_records_the_environment_of_each_configs_target():
                                       "paac_train.stop_at_average_return=-90",
                                       'paac_train.target_env_name="CartPole-v1"'])[
       "paac_train"] == (-90, "CartPole-v1")
+  # atari.gin's target: for Pong, the game it names (atari_fast.gin includes it).
+  assert _recorded(["atari.gin"], [])["paac_train"] == (18.0, "Pong")
+  assert _recorded(["atari_fast.gin"], ['train_eval.env_name="Breakout"'])[
+      "paac_train"] == (18.0, "Pong")
   # No target anywhere: nothing recorded.
-  assert _recorded(["atari.gin"], [])["paac_train"] == (None, "unbound")
+  assert _recorded(["apex_atari.gin"], [])["apex_learner"] == (None, "unbound")
 
 
 JACKPOT = "tests.custom_env_module:Jackpot-v0"   # 1-step episodes of return 1000
