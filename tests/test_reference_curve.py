@@ -3,6 +3,8 @@ the choice of the reference among results folders, the thinning of its curve, an
 short run that writes it to root_dir/reference once (not again on resume)."""
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,8 @@ from paac_tf.runtime import config
 from paac_tf.runtime import reference_curve
 from paac_tf.runtime import summary_tags
 from tools import events
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 RETURN = summary_tags.RETURN_VS_ENV_STEPS
 
@@ -84,3 +88,19 @@ def test_a_run_writes_its_reference_curve_once(tmp_path):
   assert reference_curve.write(str(tmp_path / "other"), [os.path.join(
       config.CONFIGS_DIR, "cartpole.gin")], "CartPole-v1",
                                results_dir=str(tmp_path / "none")) is None
+
+
+def test_writing_the_reference_leaves_tensorflows_thread_pools_to_the_run(tmp_path):
+  """The reference is written before the training processes set TensorFlow's thread pools
+  (runtime/threads.py), which fails once TensorFlow's runtime has started."""
+  code = ("import sys, tensorflow as tf\n"
+          "from paac_tf.runtime import reference_curve\n"
+          "reference_curve._write_events(sys.argv[1], {'a/b': [(1, 2.0), (2, 3.0)]})\n"
+          "tf.config.threading.set_intra_op_parallelism_threads(2)\n"
+          "print('pools', tf.config.threading.get_intra_op_parallelism_threads())\n")
+  done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ref")], cwd=REPO,
+                        capture_output=True, text=True, timeout=300,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert done.returncode == 0 and "pools 2" in done.stdout, done.stderr[-2000:]
+  read = events.read_run_events(str(tmp_path / "ref"))
+  assert [(p.step, p.value) for p in read.series("a/b")] == [(1, 2.0), (2, 3.0)]

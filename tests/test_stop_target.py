@@ -101,7 +101,7 @@ def _recorded(gin_files, bindings):
 
 
 def test_parse_records_the_environment_of_each_configs_target():
-  assert _recorded(["cartpole.gin"], [])["paac_train"] == (490.0, "CartPole-v1")
+  assert _recorded(["cartpole.gin"], [])["paac_train"] == (475.0, "CartPole-v1")
   assert _recorded(["apex_cartpole.gin"], [])["apex_learner"] == (475.0, "CartPole-v1")
   assert _recorded(["apex_dpg_pendulum.gin"], [])["apex_learner"] == (-200.0, "Pendulum-v1")
   # Another environment bound: the target stays the config's environment's.
@@ -132,11 +132,11 @@ PAAC_SHORT = {"train_eval.total_steps": 800, "paac_train.num_workers": 0}
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("env_name,line", [
-    # cartpole.gin's 490 is for CartPole: Jackpot's first 100 episodes (3 updates) meet it.
-    (JACKPOT, "No stop target (%s has no reward_threshold; the config's 490.0 is for "
+    # cartpole.gin's 475 is for CartPole: Jackpot's first 100 episodes (3 updates) meet it.
+    (JACKPOT, "No stop target (%s has no reward_threshold; the config's 475.0 is for "
               "CartPole-v1)." % JACKPOT),
     # Acrobot has a reward_threshold: that is the target.
-    ("Acrobot-v1", "Stop target: -100.0 (Acrobot-v1's reward_threshold; the config's 490.0 "
+    ("Acrobot-v1", "Stop target: -100.0 (Acrobot-v1's reward_threshold; the config's 475.0 "
                    "is for CartPole-v1)."),
 ])
 def test_paac_on_another_environment_does_not_stop_on_the_configs_target(tmp_path, caplog,

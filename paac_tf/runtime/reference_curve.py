@@ -24,6 +24,7 @@ import csv
 import json
 import os
 import shutil
+import time
 
 from absl import logging
 
@@ -159,15 +160,23 @@ def write(root_dir, config_files, env, results_dir=None, max_points: checks.Coun
 
 def _write_events(target, curves):
   """Writes `curves` ({tag: [(step, value)]}) as event files into `target`, whole or not
-  at all (written beside it, then renamed)."""
-  # Lazy: TensorFlow, and this module stays importable by the tools that only read CSV files.
-  from paac_tf.runtime import summaries  # pylint: disable=import-outside-toplevel
+  at all (written beside it, then renamed). With TensorBoard's own event writer and scalar
+  protos, not TensorFlow's summary ops: those would start TensorFlow's runtime here, before
+  the training processes set its thread pools (runtime/threads.py: then they cannot)."""
+  # Lazy: tensorboard, and this module stays importable by the tools that only read CSV files.
+  # pylint: disable=import-outside-toplevel
+  from tensorboard.compat.proto import event_pb2
+  from tensorboard.compat.proto import summary_pb2
+  from tensorboard.summary.writer import event_file_writer
+  # pylint: enable=import-outside-toplevel
   partial = target + ".partial"
   shutil.rmtree(partial, ignore_errors=True)
-  writer = summaries.SummaryWriter(partial)
+  writer = event_file_writer.EventFileWriter(partial)
+  now = time.time()
   for tag, points in curves.items():
     for step, value in points:
-      writer.scalars({tag: value}, step)
+      writer.add_event(event_pb2.Event(wall_time=now, step=int(step), summary=summary_pb2.Summary(
+          value=[summary_pb2.Summary.Value(tag=tag, simple_value=float(value))])))
   writer.close()
   shutil.rmtree(target, ignore_errors=True)   # a folder without events (a crash before)
   os.replace(partial, target)
