@@ -33,10 +33,8 @@ configured).
 
 The C++ pool's threads run under Linux's SCHED_BATCH policy (`batch_scheduling`, on by
 default; no privilege needed): woken by `send`, they no longer preempt the thread that woke
-them, which goes on to wait in `recv` instead of being queued behind them (the mean time of
-`send` in the PAAC loop: 0.78 -> 0.04 ms). Measured on 2 cores (arch_nips, n_e 32, two envs
-in one process, 3-s segments in turn): the PAAC loop +4.6% and +3.9% agent steps/s (paired
-medians of 8 rounds, two runs); the emulator alone unchanged.
+them, which goes on to wait in `recv` instead of being queued behind them (the
+measurements: docs/performance.md).
 """
 import os
 from concurrent import futures
@@ -53,13 +51,10 @@ FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
 def channels_last(obs, out=None, helper=None):
   """(N, C, H, W) -> a C-contiguous (N, H, W, C) array: `out` if given, else a new one. One
-  strided copy per channel: ~7x faster than numpy's copy of the transposed view for
-  (32, 4, 84, 84) uint8 (0.26 vs 1.75 ms, measured), which cost ~5% of the PAAC loop.
+  strided copy per channel, faster than numpy's copy of the transposed view.
   `helper` (an executor) copies the second half of the channels meanwhile (numpy releases
   the GIL for these copies): both cores work, where one alone left the other idle between
-  the emulator's step and action selection. PAAC loop +5.1% and +2.3% (paired medians of 10
-  rounds in one process, 2 cores, two runs; a split by rows: +7% and +3.1%), though the
-  conversion alone is only ~20% faster (0.18 against 0.23 ms)."""
+  the emulator's step and action selection (the measurements: docs/performance.md)."""
   obs = np.asarray(obs)
   if out is None:
     out = np.empty((obs.shape[0], *obs.shape[2:], obs.shape[1]), obs.dtype)
