@@ -50,7 +50,6 @@ import datetime
 import json
 import os
 import time
-import zlib
 
 from absl import logging
 import numpy as np
@@ -62,13 +61,13 @@ from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
+from paac_tf.policies import episode_gif
 from paac_tf.policies import loading
 from paac_tf.policies import replays
 
 EVAL_FILE = "eval.json"
 EVAL_SEED = 10**9          # evaluation env i: EVAL_SEED + i; training seeds lie below
 DEFAULT_NUM_ENVS = 16
-_ATARI_GIF_SCALE = 3
 
 
 def default_epsilon(metadata):
@@ -126,85 +125,6 @@ def make_eval_env(env_name, num_envs, seed, noop_max, max_episode_frames, prepro
     raise
   except ValueError as e:
     raise errors.UserError("Cannot build environment %r: %s" % (env_name, e)) from None
-
-
-class _Recorder:
-  """Keeps the frames of each slot's current episode and of the best counted one."""
-
-  def __init__(self, env_name, observation_shape, num_envs):
-    self.image = len(observation_shape) == 3
-    self.renderer = None
-    if not self.image:
-      self.renderer = _state_renderer(env_name, observation_shape)
-    self.frames = [[] for _ in range(num_envs)]
-    self.best = None
-
-  def add(self, observations, slots):
-    for i in slots:
-      obs = observations[i]
-      if self.image:
-        frame = np.ascontiguousarray(obs[..., -1])
-        self.frames[i].append((frame.shape, frame.dtype.str,
-                               zlib.compress(frame.tobytes(), 1)))
-      else:
-        self.frames[i].append(np.array(obs, copy=True))
-
-  def start(self, i):
-    self.frames[i] = []
-
-  def finish(self, i, episode_return, counted):
-    if counted and (self.best is None or episode_return > self.best[0]):
-      self.best = (episode_return, self.frames[i])
-    self.frames[i] = []
-
-  def write(self, path):
-    from PIL import Image  # pylint: disable=import-outside-toplevel  (lazy: only --record)
-    if self.best is None:
-      return None
-    images = []
-    if self.image:
-      for shape, dtype, data in self.best[1]:
-        frame = np.frombuffer(zlib.decompress(data), dtype=np.dtype(dtype)).reshape(shape)
-        image = Image.fromarray(frame.astype(np.uint8))
-        images.append(image.resize((shape[1] * _ATARI_GIF_SCALE, shape[0] * _ATARI_GIF_SCALE),
-                                   Image.NEAREST))
-      duration_ms = int(round(1000.0 * factory.ATARI_FRAMESKIP / 60.0))
-    else:
-      env, fps = self.renderer
-      for obs in self.best[1]:
-        env.unwrapped.state = np.array(obs, dtype=np.float64)
-        images.append(Image.fromarray(env.render()))
-      duration_ms = max(20, int(round(1000.0 / fps)))
-    if not images:
-      return None
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp.gif"
-    images[0].save(tmp, save_all=True, append_images=images[1:], duration=duration_ms, loop=0)
-    os.replace(tmp, path)
-    return path
-
-  def close(self):
-    if self.renderer is not None:
-      self.renderer[0].close()
-
-
-def _state_renderer(env_name, observation_shape):
-  """(gymnasium env in rgb_array mode, fps) for envs whose observation is their state."""
-  import gymnasium as gym  # pylint: disable=import-outside-toplevel  (lazy: only --record)
-  # Classic-control renderers use pygame, which would otherwise probe the sound card.
-  os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-  try:
-    env = gym.make(env_name, render_mode="rgb_array")
-    env.reset(seed=0)
-  except Exception as e:  # pylint: disable=broad-except
-    raise errors.UserError("--record cannot render %s (%s)." % (env_name, e)) from None
-  state = getattr(env.unwrapped, "state", None)
-  if state is None or tuple(np.shape(state)) != tuple(observation_shape):
-    env.close()
-    raise errors.UserError(
-        "--record needs image observations, or a classic-control env whose observation is "
-        "its state (CartPole-v1, MountainCar-v0); %s is neither." % env_name)
-  return env, float(env.metadata.get("render_fps") or 30)
 
 
 def _check_actions(env_name, action_spec, metadata):
@@ -427,7 +347,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
                              % (env_name, obs_shape, want))
     _check_actions(env_name, env.action_spec(), metadata)
     if record_path:
-      recorder = _Recorder(env_name, obs_shape, num_envs)
+      recorder = episode_gif.Recorder(env_name, obs_shape, num_envs)
 
     def progress(count, total, episode_return):
       if verbose:
