@@ -125,14 +125,7 @@ def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
   far it got), with its config
   label (run_labels.config_of) and machine note (run_labels.machine_note)."""
   rows = []
-  for name in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else ():
-    folder = os.path.join(results_dir, name)
-    info_path = os.path.join(folder, "run_info.json")
-    if name == run_labels.ARCHIVE_DIR or not (
-        os.path.isfile(info_path) and os.path.isfile(os.path.join(folder, events.SUMMARIES_CSV))):
-      continue
-    with open(info_path, encoding="utf-8") as f:
-      info = json.load(f)
+  for name, folder, info in run_labels.published_runs(results_dir, events.SUMMARIES_CSV):
     if ref.game_key(info.get("env_name")) != ref.game_key(game):
       continue
     curve = read_curve(name, folder, max_gap_s, all_episodes=True)

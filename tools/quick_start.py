@@ -102,18 +102,10 @@ def run_rows(folder, name, note):
 
 def pong_reference_folders(results_dir):
   """(name, folder, machine note) of each results folder of atari.gin alone on Pong."""
-  found = []
-  for name in sorted(os.listdir(results_dir)):
-    folder = os.path.join(results_dir, name)
-    info_path = os.path.join(folder, "run_info.json")
-    if name == run_labels.ARCHIVE_DIR or not os.path.isfile(info_path):
-      continue
-    with open(info_path, encoding="utf-8") as f:
-      info = json.load(f)
-    if (run_labels.config_of(info)[0] == CONFIG and
-        ref.game_key(info.get("env_name")) == ref.game_key(GAME)):
-      found.append((name, folder, run_labels.machine_note(info)))
-  return found
+  return [(name, folder, run_labels.machine_note(info))
+          for name, folder, info in run_labels.published_runs(results_dir)
+          if run_labels.config_of(info)[0] == CONFIG and
+          ref.game_key(info.get("env_name")) == ref.game_key(GAME)]
 
 
 def block(results_dir):

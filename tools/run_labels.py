@@ -20,6 +20,7 @@ out of its table and medians and lists them, one line each, with the "archive_re
 "superseded_by" of their run_info.json. The saved state of unfinished campaign runs
 (results/campaign_state/, STATE_DIR) is left out too, and not listed.
 """
+import json
 import os
 import re
 import shlex
@@ -127,6 +128,22 @@ def archived_below(path, top):
   if rel.startswith(os.pardir):
     return False
   return bool({ARCHIVE_DIR, STATE_DIR} & set(rel.split(os.sep)))
+
+
+def published_runs(results_dir, with_file=None):
+  """(name, folder, run_info) of each run folder directly under `results_dir` (one with a
+  run_info.json, and `with_file` too if given), sorted by name; the archive and the
+  campaign state left out."""
+  found = []
+  for name in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else ():
+    folder = os.path.join(results_dir, name)
+    info_path = os.path.join(folder, "run_info.json")
+    if name in (ARCHIVE_DIR, STATE_DIR) or not os.path.isfile(info_path) or (
+        with_file and not os.path.isfile(os.path.join(folder, with_file))):
+      continue
+    with open(info_path, encoding="utf-8") as f:
+      found.append((name, folder, json.load(f)))
+  return found
 
 
 def archive_dirs(top):
