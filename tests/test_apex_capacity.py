@@ -141,3 +141,35 @@ def test_capacity_tool_quick(tmp_path):
   assert results["weights"]["weights_bytes"] > 1e6
   assert np.isfinite(results["loadavg"][0][0])
   assert "| bytes per pull |" in (tmp_path / "capacity.md").read_text()
+
+
+def test_scale_table():
+  row = {"actors": 8, "processes": 2, "offered_steps_per_second": 277.8,
+         "actor_steps_per_second": 192.8, "inserts_per_second": 186.8,
+         "samples_per_second": None, "write_s_p50": 0.00025, "write_s_p99": 0.0254,
+         "sampler_wait_s": {"p50": 0.229, "p99": 1.36}, "weight_pulls_per_second": 1.83,
+         "weight_pulls_done": 40, "weight_pulls": 55, "replay_cpu_cores": 0.067,
+         "actors_cpu_cores": 0.257, "sampler_cpu_cores": 0.24, "loadavg": [6.79, 5, 4]}
+  line = apex_scale.scale_table([row]).splitlines()[-1]
+  assert line == ("| 8 | 2 | 278 | 193 | 187 | - | 0.2 / 25 | 229 / 1,360 | 1.8 | 40 of 55 "
+                  "| 0.07 / 0.26 / 0.24 | 6.8 |")
+
+
+@pytest.mark.cluster
+def test_scale_tool_on_namespaces(tmp_path):
+  """Two synthetic actors on the namespace hosts: a row with inserts and samples, the
+  table and plot written, no namespace left."""
+  reason = apex_scale._cluster_hosts().unavailable()   # pylint: disable=protected-access
+  if reason:
+    pytest.skip(reason)
+  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2",
+                         "--seconds=5", "--out_dir=%s" % tmp_path], capture_output=True,
+                        text=True, check=False, timeout=900)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  rows = json.loads((tmp_path / "scale.json").read_text())["rows"]
+  assert rows[0]["actors"] == 2 and rows[0]["inserts_per_second"] > 0
+  assert rows[0]["samples_per_second"] > 0 and rows[0]["replay_cpu_cores"] > 0
+  assert (tmp_path / "saturation.png").stat().st_size > 0
+  assert "| 2 | 2 |" in (tmp_path / "scale.md").read_text()
+  listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+  assert "pxc%d" % proc.pid not in listed

@@ -22,7 +22,9 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 from absl import flags
@@ -114,27 +116,45 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
       if time.monotonic() > deadline:
         raise RuntimeError("%d actors: processes did not end (see %s)" % (count, run_dir))
       time.sleep(0.5)
-    end = start + seconds
     cpu = {k: _cpu([pids[k]]) - cpu0[k] for k in ("replay",)}
-    failed = [k for k in workers if procs[k].returncode != 0]
+    # A worker failed if it wrote no results (its exit status is kept in the row).
+    failed = [k for k in workers if not os.path.exists(os.path.join(run_dir, k + ".json"))]
     if failed:
       raise RuntimeError("%d actors: %s failed (see %s)" % (count, failed, run_dir))
+  except Exception:
+    # The hosts' directory goes with them: keep this run's logs for a look.
+    kept = tempfile.mkdtemp(prefix="apex_scale_failed_n%d_" % count)
+    shutil.copytree(run_dir, kept, dirs_exist_ok=True)
+    print("logs kept in %s" % kept, file=sys.stderr)
+    raise
   finally:
     for p in procs.values():
       if p.poll() is None:
         p.kill()
       p.wait(timeout=60)
-  with open(probe_log) as f:
+  row = collect(run_dir, count, len(split), rate, start, seconds, cpu["replay"])
+  row["exit_codes"] = {k: procs[k].returncode for k in workers}
+  return row
+
+
+def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
+  """One run's results from what its processes wrote in `run_dir` (the probe's log, the
+  actors' and the sampler's JSON); `start`: time.time() of the go file."""
+  with open(os.path.join(run_dir, "probe.log")) as f:
     records = [json.loads(line) for line in f if line.startswith("{")]
-  actors = [json.load(open(os.path.join(run_dir, "actors%d.json" % i)))
-            for i in range(len(split))]
-  sampler = json.load(open(os.path.join(run_dir, "sampler.json")))
+  actors = []
+  for i in range(processes):
+    with open(os.path.join(run_dir, "actors%d.json" % i)) as f:
+      actors.append(json.load(f))
+  with open(os.path.join(run_dir, "sampler.json")) as f:
+    sampler = json.load(f)
   steps = sum(a["steps"] for a in actors)
   window = max(a["seconds"] for a in actors)
+  end = start + seconds
   write_p99 = max(a["write_s"]["p99"] or 0 for a in actors)
   write_p50 = sorted(a["write_s"]["p50"] or 0 for a in actors)[len(actors) // 2]
   return {
-      "actors": count, "processes": len(split), "rate_per_actor": rate,
+      "actors": count, "processes": processes, "rate_per_actor": rate,
       "offered_steps_per_second": count * rate,
       "actor_steps_per_second": steps / window,
       "inserts_per_second": window_rate(records, start, end, "inserts"),
@@ -147,7 +167,7 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
       "weight_pulls_per_second": sum(a["pulls"] for a in actors) / window,
       "weight_pulls_done": sum(a["pulled"] for a in actors),
       "weight_pulls": sum(a["pulls"] for a in actors),
-      "replay_cpu_cores": cpu["replay"] / seconds,
+      "replay_cpu_cores": None if replay_cpu_s is None else replay_cpu_s / seconds,
       "actors_cpu_cores": sum(a["cpu_seconds"] for a in actors) / window,
       "sampler_cpu_cores": sampler["cpu_seconds"] / sampler["seconds"],
       "actor_errors": sum((a["errors"] for a in actors), []),
@@ -175,6 +195,31 @@ def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_na
     if left:
       print("left behind: %s" % left, file=sys.stderr)
   return rows
+
+
+def _f(x, digits=0):
+  return "-" if x is None else ("{:,.%df}" % digits).format(x)
+
+
+def scale_table(rows):
+  """The rows as markdown: one line per number of actors."""
+  lines = ["| actors | processes | offered steps/s | actor steps/s | inserts/s | samples/s "
+           "| write p50 / p99 ms | sampler wait p50 / p99 ms | weight pulls started/s "
+           "| pulls done | replay / actors / sampler CPU cores | load avg |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+  for r in rows:
+    lines.append("| %d | %d | %s | %s | %s | %s | %s / %s | %s / %s | %s | %d of %d "
+                 "| %s / %s / %s | %.1f |" % (
+                     r["actors"], r["processes"], _f(r["offered_steps_per_second"]),
+                     _f(r["actor_steps_per_second"]), _f(r["inserts_per_second"]),
+                     _f(r["samples_per_second"]), _f(1000 * r["write_s_p50"], 1),
+                     _f(1000 * r["write_s_p99"]), _f(1000 * r["sampler_wait_s"]["p50"]),
+                     _f(1000 * r["sampler_wait_s"]["p99"]),
+                     _f(r["weight_pulls_per_second"], 1), r["weight_pulls_done"],
+                     r["weight_pulls"], _f(r["replay_cpu_cores"], 2),
+                     _f(r["actors_cpu_cores"], 2), _f(r["sampler_cpu_cores"], 2),
+                     r["loadavg"][0]))
+  return "\n".join(lines) + "\n"
 
 
 def plot(rows, path):
@@ -239,6 +284,10 @@ def main(argv):
       json.dump(dict(apex_capacity.provenance([load0, os.getloadavg()]),
                      command="python -m tools.apex_scale " + " ".join(sys.argv[1:]),
                      rows=rows), f, indent=2)
+    with open(os.path.join(FLAGS.out_dir, "scale.md"), "w") as f:
+      f.write("# Synthetic Ape-X actors at scale\n\n`python -m tools.apex_scale %s`, "
+              "2 cores shared with a training run (niced).\n\n" % " ".join(sys.argv[1:])
+              + scale_table(rows))
     plot(rows, os.path.join(FLAGS.out_dir, "saturation.png"))
 
 

@@ -211,8 +211,10 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
   cpu = apex_measurements.cpu_seconds([os.getpid()]) - cpu0
   write_s = np.concatenate([a.write_s for a in actors]) if actors else np.zeros(0)
   result = {"actors": int(count), "rate": float(rate), "seconds": elapsed,
-            "steps": sum(a.steps for a in actors), "items": sum(a.items for a in actors),
-            "pulls": sum(a.pulls for a in actors), "pulled": sum(a.pulled for a in actors),
+            "steps": int(sum(a.steps for a in actors)),
+            "items": int(sum(a.items for a in actors)),
+            "pulls": int(sum(a.pulls for a in actors)),
+            "pulled": int(sum(a.pulled for a in actors)),
             "cpu_seconds": cpu, "write_s": percentiles(write_s),
             "errors": [a.error for a in actors if a.error][:5],
             "stuck_threads": sum(t.is_alive() for t in threads)}
@@ -288,7 +290,11 @@ def main(argv):
   if out:
     with open(out, "w") as f:
       json.dump(result, f)
-  return 0
+  sys.stdout.flush()
+  sys.stderr.flush()
+  # Without running the interpreter's teardown: weight samples still in flight on the
+  # subscribers' threads (the server held them) would abort it ("terminate called").
+  os._exit(0)
 
 
 if __name__ == "__main__":
