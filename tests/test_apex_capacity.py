@@ -162,6 +162,10 @@ def test_scale_tool_on_namespaces(tmp_path):
   reason = apex_scale._cluster_hosts().unavailable()   # pylint: disable=protected-access
   if reason:
     pytest.skip(reason)
+  def namespaces():
+    return set(subprocess.run(["ip", "netns", "list"], capture_output=True,
+                              text=True).stdout.split())
+  before = namespaces()
   proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2",
                          "--seconds=5", "--out_dir=%s" % tmp_path], capture_output=True,
                         text=True, check=False, timeout=900)
@@ -171,5 +175,22 @@ def test_scale_tool_on_namespaces(tmp_path):
   assert rows[0]["samples_per_second"] > 0 and rows[0]["replay_cpu_cores"] > 0
   assert (tmp_path / "saturation.png").stat().st_size > 0
   assert "| 2 | 2 |" in (tmp_path / "scale.md").read_text()
-  listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-  assert "pxc%d" % proc.pid not in listed
+  assert namespaces() <= before
+
+
+def test_partition_effects(tmp_path):
+  assert apex_scale.lost_items(1000, 990) == 10
+  readings = [(1, 10), (2, 20), (3, 30), (4, 35), (6, 40), (8, 70), (9, 95)]
+  (tmp_path / "probe.log").write_text(
+      "".join('{"t": %d, "inserts": %d}\n' % r for r in readings)
+      + '{"t": 5, "error": "unavailable"}\n')
+  (tmp_path / "actors0.json").write_text(json.dumps({"items": 60}))
+  (tmp_path / "actors1.json").write_text(json.dumps({"items": 40}))
+  (tmp_path / "sampler.json").write_text(json.dumps({"batch_times": [1, 2, 4, 5, 7, 8, 20]}))
+  effects = apex_scale.partition_effects(str(tmp_path), [3.0, 6.0], 10.0)
+  assert effects == {"partition_s": 3.0, "inserts_per_second_before": 10.0,
+                     "inserts_per_second_during": 10 / 3,
+                     "inserts_per_second_after": 55 / 3,
+                     "items_created": 100, "items_inserted": 95,
+                     "items_lost": 5, "batches_before": 2, "batches_during": 2,
+                     "batches_after": 2}

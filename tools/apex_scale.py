@@ -66,8 +66,10 @@ def _cpu(pids):
 
 
 def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, work_dir,
-            setup_timeout_s=600.0):
-  """N synthetic actors, the sampler and the replay for one window; returns the results."""
+            setup_timeout_s=600.0, partition_s=0.0):
+  """N synthetic actors, the sampler and the replay for one window; returns the results.
+  With `partition_s`, host a2 (half the actors' processes) is cut off for that long from
+  a third of the window on (its link down)."""
   run_dir = os.path.join(work_dir, "n%d" % count)
   os.makedirs(run_dir)
   address = "%s1:%d" % (ch.SUBNET, ch.REPLAY_PORT)
@@ -110,6 +112,14 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     start = time.time()
     with open(go, "w") as f:
       f.write("go")
+    partition = None
+    if partition_s > 0:
+      time.sleep(seconds / 3.0)
+      hosts.set_link("a2", False)
+      partition = [time.time()]
+      time.sleep(partition_s)
+      hosts.set_link("a2", True)
+      partition.append(time.time())
     deadline = time.monotonic() + seconds + 120
     workers = [k for k in procs if k.startswith("actors")] + ["sampler"]
     while any(procs[k].poll() is None for k in workers):
@@ -134,7 +144,41 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
       p.wait(timeout=60)
   row = collect(run_dir, count, len(split), rate, start, seconds, cpu["replay"])
   row["exit_codes"] = {k: procs[k].returncode for k in workers}
+  if partition:
+    row.update(partition_effects(run_dir, partition, start + seconds))
   return row
+
+
+def lost_items(created, inserted):
+  """Items the actors created that the replay never confirmed."""
+  return int(created) - int(inserted)
+
+
+def partition_effects(run_dir, partition, end):
+  """What the partition [cut, healed] (time.time()) cost: items lost (created by the
+  actors, never inserted: the probe's last count), the sampler's batches before, during
+  and after it."""
+  with open(os.path.join(run_dir, "probe.log")) as f:
+    records = [json.loads(line) for line in f if line.startswith("{")]
+  inserted = max(r.get("inserts", 0) for r in records)
+  created = 0
+  for name in os.listdir(run_dir):
+    if name.startswith("actors") and name.endswith(".json"):
+      with open(os.path.join(run_dir, name)) as f:
+        created += json.load(f)["items"]
+  with open(os.path.join(run_dir, "sampler.json")) as f:
+    times = json.load(f)["batch_times"]
+  cut, healed = partition
+  start = min(r["t"] for r in records)
+  return {"partition_s": healed - cut,
+          "inserts_per_second_before": window_rate(records, start, cut, "inserts"),
+          "inserts_per_second_during": window_rate(records, cut, healed, "inserts"),
+          "inserts_per_second_after": window_rate(records, healed, end, "inserts"),
+          "items_created": created, "items_inserted": inserted,
+          "items_lost": lost_items(created, inserted),
+          "batches_before": sum(t < cut for t in times),
+          "batches_during": sum(cut <= t < healed for t in times),
+          "batches_after": sum(healed <= t <= end for t in times)}
 
 
 def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
@@ -164,6 +208,7 @@ def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
       "sampler_stall_fraction": sampler["wait_total_s"] / sampler["seconds"],
       "priority_update_s": sampler["priority_update_s"],
       "write_s_p50": write_p50, "write_s_p99": write_p99,
+      "write_s_max": max(a["write_s"].get("max") or 0 for a in actors),
       "weight_pulls_per_second": sum(a["pulls"] for a in actors) / window,
       "weight_pulls_done": sum(a["pulled"] for a in actors),
       "weight_pulls": sum(a["pulls"] for a in actors),
@@ -174,7 +219,8 @@ def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
       "loadavg": list(os.getloadavg())}
 
 
-def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_name="atari"):
+def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_name="atari",
+        partition_s=0.0):
   """One window per number of actors on the same hosts; returns the result rows."""
   ch = _cluster_hosts()
   reason = ch.unavailable()
@@ -188,7 +234,7 @@ def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_na
       hosts.add(name)
     for count in counts:
       rows.append(one_run(hosts, ch, int(count), rate, seconds, threads_per_process,
-                          layout_name, hosts.dir))
+                          layout_name, hosts.dir, partition_s=partition_s))
       print(json.dumps(rows[-1]), flush=True)
   finally:
     left = hosts.close()
@@ -260,6 +306,8 @@ def _define_flags():
   flags.DEFINE_float("rate", PAPER_RATE, "Agent steps/s of each actor.")
   flags.DEFINE_float("seconds", 30.0, "Length of each window.")
   flags.DEFINE_integer("threads_per_process", 45, "Synthetic actors per process.")
+  flags.DEFINE_float("partition_s", 0.0, "Cut host a2 (half the actors) off for this long "
+                     "from a third of each window on (0: no partition).")
   flags.DEFINE_string("out_dir", None, "Write scale.json and saturation.png here.")
 
 
@@ -275,7 +323,8 @@ def main(argv):
   from tools import apex_capacity  # pylint: disable=import-outside-toplevel
   load0 = os.getloadavg()
   try:
-    rows = run(counts, FLAGS.rate, FLAGS.seconds, FLAGS.threads_per_process)
+    rows = run(counts, FLAGS.rate, FLAGS.seconds, FLAGS.threads_per_process,
+               partition_s=FLAGS.partition_s)
   except RuntimeError as e:
     raise errors.UserError(str(e)) from None
   if FLAGS.out_dir:

@@ -152,6 +152,11 @@ class SyntheticActor:
           stop.wait(wait)
     except Exception as e:  # pylint: disable=broad-except  (reported to the caller)
       self.error = "%s: %s" % (type(e).__name__, e)
+      return
+    try:   # what was written is confirmed (or counted lost by the caller)
+      self.writer.flush(everything=True, timeout_ms=30_000)
+    except Exception as e:  # pylint: disable=broad-except  (reported to the caller)
+      self.error = "final flush: %s: %s" % (type(e).__name__, e)
 
   def close(self):
     self.writer.close()
@@ -207,7 +212,7 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
   for thread in threads:
     thread.join(timeout=max(1.0, deadline - time.monotonic() + 60))
   stop.set()
-  elapsed = time.monotonic() - start
+  elapsed = min(time.monotonic(), deadline) - start
   cpu = apex_measurements.cpu_seconds([os.getpid()]) - cpu0
   write_s = np.concatenate([a.write_s for a in actors]) if actors else np.zeros(0)
   result = {"actors": int(count), "rate": float(rate), "seconds": elapsed,
@@ -215,7 +220,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
             "items": int(sum(a.items for a in actors)),
             "pulls": int(sum(a.pulls for a in actors)),
             "pulled": int(sum(a.pulled for a in actors)),
-            "cpu_seconds": cpu, "write_s": percentiles(write_s),
+            "cpu_seconds": cpu, "write_s": dict(percentiles(write_s), max=float(
+                write_s.max()) if write_s.size else None),
             "errors": [a.error for a in actors if a.error][:5],
             "stuck_threads": sum(t.is_alive() for t in threads)}
   for a in actors:
@@ -237,7 +243,7 @@ def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=
   for _ in range(2):   # the pipeline's start, not timed
     client.mutate_priorities(replay_layout.REPLAY_TABLE, updates={
         k: 1.0 for k in next(iterator).info.key.numpy().tolist()})
-  waits, updates, batches, published = [], [], 0, 1
+  waits, updates, batches, published, times = [], [], 0, 1, []
   cpu0 = apex_measurements.cpu_seconds([os.getpid()])
   start = time.monotonic()
   while time.monotonic() - start < float(seconds):
@@ -252,6 +258,7 @@ def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=
         zip(keys, rng.uniform(0.1, 2.0, size=len(keys)).tolist())))
     updates.append(time.monotonic() - t0)
     batches += 1
+    times.append(time.time())
     if batches % int(publish_interval) == 0:
       weights.publish(client, network, batches)
       published += 1
@@ -260,7 +267,7 @@ def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=
           "samples": batches * int(batch_size), "published": published,
           "cpu_seconds": apex_measurements.cpu_seconds([os.getpid()]) - cpu0,
           "wait_s": percentiles(waits), "wait_total_s": float(np.sum(waits)),
-          "priority_update_s": percentiles(updates)}
+          "priority_update_s": percentiles(updates), "batch_times": times}
 
 
 def serve(port, layout_name, capacity, seconds):
