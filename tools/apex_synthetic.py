@@ -13,7 +13,7 @@ The sampler (`run_sampler`) is the learner without its network: the learner's da
 random priorities) and a weights publication (`weights.publish`, the Atari network's
 variables) every `publish_interval` batches.
 
-Roles, one process each (`python -m tools.apex_synthetic ROLE --json=...`):
+Roles, one process each (`python -m tools.apex_synthetic ROLE key=value ... json=PATH`):
   serve    a Reverb server with the Ape-X tables (`replay.start_server`) for a layout;
   actors   N synthetic actors as threads for S seconds; writes their statistics;
   sampler  the learner-like sampler for S seconds; writes its statistics.
