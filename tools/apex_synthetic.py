@@ -1,0 +1,308 @@
+"""Synthetic Ape-X actors and a learner-like sampler, for measuring the replay at scale.
+
+A synthetic actor has no emulator and no network: it replays a short recording of one
+environment (real Pong frames for the Atari layout, random vectors for the MuJoCo one)
+through the real actor's replay path: `n_step.NStepBuilder`, `replay_layout.TransitionWriter`
+and its flush (the same calls as `actor._ActorLoop.run`), at a set rate of agent steps per
+second, and pulls the learner's weights with `weights.WeightsSubscriber.refresh` every
+`weights_period` agent steps (Ape-X: 400 frames = 100 agent steps). Many of them run as
+threads of one process (`run_actors`).
+
+The sampler (`run_sampler`) is the learner without its network: the learner's dataset
+(`sampling.replay_dataset`) at batch 512, a priority update per batch (`mutate_priorities`,
+random priorities) and a weights publication (`weights.publish`, the Atari network's
+variables) every `publish_interval` batches.
+
+Roles, one process each (`python -m tools.apex_synthetic ROLE key=value ... json=PATH`):
+  serve    a Reverb server with the Ape-X tables (`replay.start_server`) for a layout;
+  actors   N synthetic actors as threads for S seconds; writes their statistics;
+  sampler  the learner-like sampler for S seconds; writes its statistics.
+"""
+import collections
+import json
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import reverb
+import tensorflow as tf
+
+from paac_tf import errors
+from paac_tf.networks import dueling_q
+from paac_tf.runners.apex import n_step
+from paac_tf.runners.apex import replay
+from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import sampling
+from paac_tf.runners.apex import weights
+from tools import apex_measurements
+from tools import precision_measurements
+
+ATARI_GAME = "Pong"
+MUJOCO_OBSERVATION, MUJOCO_ACTION = 17, 6    # HalfCheetah's vector sizes
+NUM_ATARI_ACTIONS = 6
+Recording = collections.namedtuple(
+    "Recording", ["step_type", "reward", "discount", "observation", "action", "priority"])
+
+
+def specs(layout_name):
+  """(observation_spec, action_spec) of a layout: 'atari' (84x84x4 uint8 stacks, discrete
+  actions) or 'mujoco' (float32 vectors, continuous actions)."""
+  if layout_name == "atari":
+    return tf.TensorSpec([84, 84, 4], tf.uint8), None
+  if layout_name == "mujoco":
+    return (tf.TensorSpec([MUJOCO_OBSERVATION], tf.float32),
+            tf.TensorSpec([MUJOCO_ACTION], tf.float32))
+  raise ValueError("Unknown layout %r: 'atari' or 'mujoco'." % (layout_name,))
+
+
+def make_layout(layout_name):
+  return replay_layout.ReplayLayout(*specs(layout_name))
+
+
+def record(layout_name, steps=200, seed=0):
+  """A `Recording` of one environment, [steps, 1, ...] each, that starts with FIRST and
+  ends with LAST (replayed in a loop, each pass is an episode)."""
+  rng = np.random.default_rng(seed)
+  if layout_name == "atari":
+    observation, reward, step_type, _ = precision_measurements.atari_frames(
+        ATARI_GAME, 1, steps, warmup_steps=20, seed=seed)
+    action = rng.integers(0, NUM_ATARI_ACTIONS, size=(steps, 1))
+  else:
+    observation = rng.normal(size=(steps, 1, MUJOCO_OBSERVATION)).astype(np.float32)
+    reward = rng.normal(size=(steps, 1)).astype(np.float32)
+    step_type = np.full((steps, 1), n_step.MID)
+    action = rng.uniform(-1, 1, size=(steps, 1, MUJOCO_ACTION)).astype(np.float32)
+  step_type = np.array(step_type)
+  step_type[0], step_type[-1] = n_step.FIRST, n_step.LAST
+  discount = np.where(step_type == n_step.LAST, 0.0, 1.0).astype(np.float32)
+  priority = rng.uniform(0.1, 2.0, size=(steps, 1))
+  return Recording(step_type, np.asarray(reward, np.float32), discount, observation, action,
+                   priority)
+
+
+class _Variables:
+  """What `WeightsSubscriber` copies into: variables shaped as the published ones."""
+
+  def __init__(self, variables):
+    self.variables = variables
+
+
+def atari_network():
+  """The Atari Q network of apex_atari.gin (the weights the learner publishes)."""
+  apex_measurements.parse_gin(["apex_atari.gin"], [])
+  observation_spec, _ = specs("atari")
+  return dueling_q.build_q_network(NUM_ATARI_ACTIONS, observation_spec)
+
+
+class SyntheticActor:
+  """One synthetic actor (see the module docstring); `run` until `stop` is set."""
+
+  def __init__(self, client, layout, recording, rate, weights_target=None,
+               weights_period=100, chunk_length=16, offset=0, gamma=0.99):
+    self.layout, self.recording, self.rate = layout, recording, float(rate)
+    action_shape = () if layout.discrete_actions else layout.action_shape
+    action_dtype = np.int64 if layout.discrete_actions else np.float32
+    self.builder = n_step.NStepBuilder(1, n=layout.n_step, gamma=gamma,
+                                       action_shape=action_shape, action_dtype=action_dtype)
+    self.writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=chunk_length)
+    self.subscriber = (None if weights_target is None
+                       else weights.WeightsSubscriber(client, weights_target))
+    self.weights_period = int(weights_period)
+    self.offset = int(offset) % len(recording.step_type)
+    self.steps = self.items = self.pulls = self.pulled = 0
+    self.write_s = []      # per agent step: write + flush (the actor's wait on the replay)
+    self.error = None
+
+  def step(self, t):
+    r = self.recording
+    ids = self.writer.observation_ids(r.step_type[t])
+    completed = self.builder.step(r.step_type[t], r.reward[t], r.discount[t], r.action[t],
+                                  ids=ids)
+    start = time.monotonic()
+    written = self.writer.write(r.step_type[t], r.observation[t], completed,
+                                r.priority[t][completed.env])
+    self.writer.flush(timeout_ms=30_000)
+    self.write_s.append(time.monotonic() - start)
+    self.items += written.items
+    self.steps += 1
+    if self.subscriber is not None and self.steps % self.weights_period == 0:
+      self.pulls += 1
+      self.pulled += bool(self.subscriber.refresh(wait_s=1.0))
+
+  def run(self, stop, deadline):
+    """Steps at `rate` agent steps/s (a fixed schedule: late steps are not made up twice)
+    until `stop` is set or time.monotonic() passes `deadline`."""
+    length = len(self.recording.step_type)
+    t = self.offset
+    # Start where an episode starts: the builder and writer begin with FIRST.
+    while self.recording.step_type[t][0] != n_step.FIRST:
+      t = (t + 1) % length
+    period = 1.0 / self.rate if self.rate > 0 else 0.0
+    next_time = time.monotonic()
+    try:
+      while not stop.is_set() and time.monotonic() < deadline:
+        self.step(t)
+        t = (t + 1) % length
+        next_time = max(next_time + period, time.monotonic() - period)
+        wait = next_time - time.monotonic()
+        if wait > 0:
+          stop.wait(wait)
+    except Exception as e:  # pylint: disable=broad-except  (reported to the caller)
+      self.error = "%s: %s" % (type(e).__name__, e)
+      return
+    try:   # what was written is confirmed (or counted lost by the caller)
+      self.writer.flush(everything=True, timeout_ms=30_000)
+    except Exception as e:  # pylint: disable=broad-except  (reported to the caller)
+      self.error = "final flush: %s: %s" % (type(e).__name__, e)
+
+  def close(self):
+    self.writer.close()
+    if self.subscriber is not None:
+      self.subscriber.close()
+
+
+def percentiles(values, qs=(50, 99)):
+  """{'p50': .., 'p99': ..} of `values` (None where there are none)."""
+  values = np.asarray(values, np.float64)
+  return {"p%d" % q: (float(np.percentile(values, q)) if values.size else None) for q in qs}
+
+
+def wait_for_go(ready_file, go_file, timeout_s=600.0):
+  """Writes `ready_file`, then waits (at most `timeout_s`) for `go_file` to exist: the
+  processes of a scale run start their timed phase together. No files: returns at once."""
+  if ready_file:
+    with open(ready_file, "w") as f:
+      f.write("ready")
+  deadline = time.monotonic() + float(timeout_s)
+  while go_file and not os.path.exists(go_file):
+    if time.monotonic() > deadline:
+      raise TimeoutError("No go file %s within %.0f s." % (go_file, timeout_s))
+    time.sleep(0.2)
+
+
+
+
+
+def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
+               pull_weights=True, seed=0, ready_file=None, go_file=None):
+  """`count` synthetic actors as threads of this process for `seconds` (after
+  `wait_for_go`); their totals."""
+  layout = make_layout(layout_name)
+  recording = record(layout_name, seed=seed)
+  target = _Variables(list(atari_network().variables)) if pull_weights else None
+  client = reverb.Client(address)
+  info = replay_client.check_replay(client, layout, address, timeout_s=120)
+  if info is None:
+    raise errors.UserError("No replay at %s." % address)
+  if pull_weights:
+    weights.WeightsSubscriber(client, target).wait(timeout_s=120)
+  actors = [SyntheticActor(reverb.Client(address), layout, recording, rate, target,
+                           weights_period, offset=37 * i) for i in range(int(count))]
+  wait_for_go(ready_file, go_file)
+  stop = threading.Event()
+  start, cpu0 = time.monotonic(), apex_measurements.cpu_seconds([os.getpid()])
+  deadline = start + float(seconds)
+  threads = [threading.Thread(target=a.run, args=(stop, deadline), daemon=True)
+             for a in actors]
+  for thread in threads:
+    thread.start()
+  for thread in threads:
+    thread.join(timeout=max(1.0, deadline - time.monotonic() + 60))
+  stop.set()
+  elapsed = min(time.monotonic(), deadline) - start
+  cpu = apex_measurements.cpu_seconds([os.getpid()]) - cpu0
+  write_s = np.concatenate([a.write_s for a in actors]) if actors else np.zeros(0)
+  result = {"actors": int(count), "rate": float(rate), "seconds": elapsed,
+            "steps": int(sum(a.steps for a in actors)),
+            "items": int(sum(a.items for a in actors)),
+            "pulls": int(sum(a.pulls for a in actors)),
+            "pulled": int(sum(a.pulled for a in actors)),
+            "cpu_seconds": cpu, "write_s": dict(percentiles(write_s), max=float(
+                write_s.max()) if write_s.size else None),
+            "errors": [a.error for a in actors if a.error][:5],
+            "stuck_threads": sum(t.is_alive() for t in threads)}
+  for a in actors:
+    a.close()
+  return result
+
+
+def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=10,
+                step_s=0.0, seed=0, ready_file=None, go_file=None):
+  """The learner-like sampler for `seconds`: batches, sample waits (the learner's stall:
+  the time `next` blocks), mutate_priorities times, publications."""
+  layout = make_layout(layout_name)
+  client = reverb.Client(address)
+  network = atari_network()
+  weights.publish(client, network, 0)
+  rng = np.random.default_rng(seed)
+  iterator = iter(sampling.replay_dataset(address, layout, batch_size))
+  wait_for_go(ready_file, go_file)
+  for _ in range(2):   # the pipeline's start, not timed
+    client.mutate_priorities(replay_layout.REPLAY_TABLE, updates={
+        k: 1.0 for k in next(iterator).info.key.numpy().tolist()})
+  waits, updates, batches, published, times = [], [], 0, 1, []
+  cpu0 = apex_measurements.cpu_seconds([os.getpid()])
+  start = time.monotonic()
+  while time.monotonic() - start < float(seconds):
+    t0 = time.monotonic()
+    sample = next(iterator)
+    waits.append(time.monotonic() - t0)
+    if step_s:
+      time.sleep(step_s)    # the learner's step, if emulated
+    keys = sample.info.key.numpy().tolist()
+    t0 = time.monotonic()
+    client.mutate_priorities(replay_layout.REPLAY_TABLE, updates=dict(
+        zip(keys, rng.uniform(0.1, 2.0, size=len(keys)).tolist())))
+    updates.append(time.monotonic() - t0)
+    batches += 1
+    times.append(time.time())
+    if batches % int(publish_interval) == 0:
+      weights.publish(client, network, batches)
+      published += 1
+  elapsed = time.monotonic() - start
+  return {"batch_size": int(batch_size), "seconds": elapsed, "batches": batches,
+          "samples": batches * int(batch_size), "published": published,
+          "cpu_seconds": apex_measurements.cpu_seconds([os.getpid()]) - cpu0,
+          "wait_s": percentiles(waits), "wait_total_s": float(np.sum(waits)),
+          "priority_update_s": percentiles(updates), "batch_times": times}
+
+
+def serve(port, layout_name, capacity, seconds):
+  """A Reverb server with the Ape-X tables (no rate limiting: learning_starts 1, an
+  unbounded error buffer) on `port`, for at most `seconds`."""
+  settings = replay.apex_replay(capacity=int(capacity), learning_starts=1, error_buffer=1e15)
+  server = replay.start_server(make_layout(layout_name), port=int(port), settings=settings)
+  print("serving on %d" % server.port, flush=True)
+  time.sleep(float(seconds))
+  server.stop()
+
+
+def main(argv):
+  """`python -m tools.apex_synthetic ROLE key=value ... [json=PATH]`."""
+  if len(argv) < 2 or argv[1] not in ("serve", "actors", "sampler"):
+    print("error: usage: python -m tools.apex_synthetic serve|actors|sampler key=value ...",
+          file=sys.stderr)
+    return 2
+  kwargs = dict(a.split("=", 1) for a in argv[2:])
+  out = kwargs.pop("json", None)
+  numbers = {k: (float(v) if k in ("rate", "seconds", "step_s") else
+                 int(v) if v.lstrip("-").isdigit() else v) for k, v in kwargs.items()}
+  if "pull_weights" in numbers:
+    numbers["pull_weights"] = bool(numbers["pull_weights"])
+  role = {"serve": serve, "actors": run_actors, "sampler": run_sampler}[argv[1]]
+  result = role(**numbers)
+  if out:
+    with open(out, "w") as f:
+      json.dump(result, f)
+  sys.stdout.flush()
+  sys.stderr.flush()
+  # Without running the interpreter's teardown: weight samples still in flight on the
+  # subscribers' threads (the server held them) would abort it ("terminate called").
+  os._exit(0)
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv))
