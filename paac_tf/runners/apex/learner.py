@@ -103,7 +103,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     replay_address: HOST:PORT of the Reverb server (`replay.py`).
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
     env_name: the environment (for specs and run records; the learner steps none).
-    algorithm: the `family.ReplayAlgorithm` whose update the learner runs.
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose update the learner runs.
     total_steps: agent steps (summed over actors) to train for.
     batch_size: prioritized batch size (Ape-X: 512).
     publish_interval: learner steps between weight publications.
@@ -204,7 +204,7 @@ class _LearnerLoop:
   """The learner's main loop and its bookkeeping.
 
   Args:
-    algorithm: the `family.ReplayAlgorithm` (its name and exports).
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) (its name and exports).
     client, replay_address: the replay server.
     root_dir, env_name, observation_spec, run_config: the run (outputs and exports).
     layout: the replay's `ReplayLayout`.

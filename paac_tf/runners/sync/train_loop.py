@@ -1,4 +1,6 @@
-"""PAAC training loop: n_e environments, t_max-step rollouts, one update per rollout.
+"""The synchronous runner: n_e environments, t_max-step rollouts, one update of the
+algorithm's loss per rollout (PAAC's training loop; any on-policy algorithm's, whose object
+provides its model, its agent and its loss: algorithms/paac/algorithm.py).
 
 Per rollout: t_max batched action selections (one compiled call each, for all n_e
 environments), t_max batched environment steps, then one compiled synchronous update on
@@ -10,13 +12,10 @@ import os
 from absl import logging
 import numpy as np
 
-from paac_tf.algorithms.paac import agent as agent_lib
-from paac_tf.algorithms.paac import export
-from paac_tf.algorithms.paac import rollout
+from paac_tf.algorithms import registry
 from paac_tf.envs import environment
-from paac_tf.networks import actor_critic
+from paac_tf.envs import worker_split
 from paac_tf.networks import precision as precision_lib
-from paac_tf.networks import specs
 from paac_tf.networks import torsos
 from paac_tf.runtime import cadence as cadence_lib
 from paac_tf.runtime import checkpointing
@@ -26,9 +25,27 @@ from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import stop_target
 from paac_tf.runtime import summaries
+from paac_tf.runners.sync import export
+from paac_tf.runners.sync import rollout
+
+LAUNCHERS = ("local",)   # one machine, one process
 
 
-@checks.configurable(module="paac")
+def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
+  """Trains `algorithm` (an on-policy algorithm: `runner = 'sync'`) in `root_dir` on `env`
+  for `total_steps` agent steps; returns a `runtime.cadence.RunResult`."""
+  del launcher, ray_address   # one machine, one process
+  return paac_train(root_dir, env, int(total_steps), seed=seed, algorithm=algorithm,
+                    exporter=export.training_exporter(root_dir, env, algorithm))
+
+
+def check_config(bound):
+  """The runner's checks across parameters: the environments split evenly among the worker
+  processes."""
+  worker_split.check_worker_split(paac_train, bound)
+
+
+@checks.configurable(module="paac", denylist=["algorithm", "exporter"])
 def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count = 32,
                num_workers: checks.NonNegativeInt = 8, t_max: checks.Count = 5,
                network: checks.one_of(torsos.TORSOS) = "arch_nips",
@@ -40,8 +57,10 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                stop_at_average_return: checks.OptionalNumber = None,
                target_env_name: stop_target.TargetEnvName = None,
                overlap_learner: checks.Bool = False,
-               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", exporter=None):
-  """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
+               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", algorithm=None,
+               exporter=None):
+  """Trains `algorithm` (None: the default, PAAC) for `total_steps` agent steps (n_e per
+  batched env step); resumable.
 
   Args:
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
@@ -61,14 +80,17 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
       rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
       (paac_tf/networks/precision.py).
+    algorithm: the on-policy algorithm object (its model, agent and loss).
     exporter: callable(agent, env, step) that exports the policy of agent step `step` into
-      `export.export_dir(root_dir, env_name)` (given by the algorithm's run).
+      `export.export_dir(root_dir, env_name)` (given by `run`).
   Returns:
     A `runtime.cadence.RunResult`: env_steps, updates, episodes (of the whole run, across
     resumes), average return, reason.
   """
+  algorithm = algorithm or registry.get(registry.DEFAULT)
   train_dir = os.path.join(root_dir, "train")
-  run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
+  network_settings = {"network": network, "mlp_units": mlp_units, "initializer": initializer}
+  run_config = {**registry.record(algorithm), "env_name": str(env_name), "network": network,
                 "num_envs": int(num_envs), "t_max": int(t_max)}
   checkpointing.check_run_config(train_dir, run_config)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
@@ -81,19 +103,18 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                                        seed=seed)
     try:
       obs_spec = env.observation_spec()
-      model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                              mlp_units=mlp_units, initializer=initializer,
-                                              precision=precision, seed=seed)
-      agent = agent_lib.PaacAgent(model, total_updates=total_updates,
-                                  steps_per_update=num_envs * t_max, seed=seed)
+      model = algorithm.make_model(env.action_spec(), obs_spec, network_settings,
+                                   precision=precision, seed=seed)
+      agent = algorithm.make_agent(model, total_updates=total_updates,
+                                   steps_per_update=num_envs * t_max, seed=seed)
       env_steps, episodes_done = cadence_lib.counters()
       checkpointer = checkpointing.Checkpointer(
           train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
           rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
       restored = checkpointer.restore_latest()
       # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
-      checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
-          env.num_actions, obs_spec, network, mlp_units, initializer)})
+      checkpointing.check_run_config(train_dir, {"network_spec": algorithm.network_spec(
+          env.action_spec(), obs_spec, **network_settings)})
       config.write_operative_config(root_dir)
       if restored:
         logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),

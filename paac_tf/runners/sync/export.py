@@ -1,4 +1,4 @@
-"""The PAAC training loop's SavedModel exports (`training_exporter.greedy`)."""
+"""The synchronous runner's SavedModel exports (`training_exporter.greedy`)."""
 import os
 
 import gin
