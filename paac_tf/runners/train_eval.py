@@ -35,7 +35,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
                ray_address=None, config_files=()):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
-  the run's `runtime.cadence.RunResult`.
+  the run's `runtime.run_result.RunResult`.
 
   `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
   the initial weights, the action sampling and the environments; with `deterministic`

@@ -17,7 +17,7 @@ LAUNCHERS = ("local", "ray")
 
 def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
   """Trains `algorithm` in `root_dir` on `env` for `total_steps` agent steps (the actors'
-  sum); returns a `runtime.cadence.RunResult`."""
+  sum); returns a `runtime.run_result.RunResult`."""
   if launcher == "ray":
     return ray_launcher.run_ray(root_dir, env, int(total_steps), seed=seed,
                                 address=ray_address, algorithm=algorithm)

@@ -133,7 +133,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     on_finished: optional callable run once training is over (also on errors), before the
       sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
-    A `runtime.cadence.RunResult` (its updates: learner steps) with the extras
+    A `runtime.run_result.RunResult` (its updates: learner steps) with the extras
     average_return_low_epsilon (and low_epsilon, the bound its episodes were played under)
     and replay_reconnects.
   """

@@ -29,7 +29,7 @@ LAUNCHERS = ("local",)   # one machine, one process
 
 def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
   """Trains `algorithm` (an on-policy algorithm: `runner = 'sync'`) in `root_dir` on `env`
-  for `total_steps` agent steps; returns a `runtime.cadence.RunResult`."""
+  for `total_steps` agent steps; returns a `runtime.run_result.RunResult`."""
   del launcher, ray_address   # one machine, one process
   return paac_train(root_dir, env, int(total_steps), seed=seed, algorithm=algorithm,
                     export_policies=True)
@@ -80,7 +80,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     export_policies: export the policy to root_dir/policies (harness.training_exporter)
       every `export_interval` and at the end (`run` does).
   Returns:
-    A `runtime.cadence.RunResult`: env_steps, updates, episodes (of the whole run, across
+    A `runtime.run_result.RunResult`: env_steps, updates, episodes (of the whole run, across
     resumes), average return, reason.
   """
   algorithm = algorithm or registry.get(registry.DEFAULT)
