@@ -11,47 +11,24 @@ import datetime
 import difflib
 import inspect
 import os
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from absl import logging
 
 from paac_tf import errors
 from paac_tf.runtime import root_dirs
 from paac_tf.runtime import run_lock
+from paac_tf.runtime import run_result
 from paac_tf.runtime import signals
 from paac_tf.runtime import startup
 
 
-@dataclasses.dataclass(frozen=True)
-class TrainResult:
-  """What a training run did.
-
-  Attributes:
-    root_dir: the run directory (summaries, checkpoints, exports, operative_config.gin).
-    policy_dir: the newest exported SavedModel (`root_dir/policies/<model>/<version>`), or
-      None if the run exported none.
-    env_steps: agent steps done, over the whole run (resumes included).
-    updates: gradient steps: PAAC updates, Ape-X learner steps.
-    episodes: episodes finished over the whole run.
-    average_return: the average return of the last 100 episodes (nan before the first).
-    reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
-      average return reached) or 'signal' (SIGINT/SIGTERM).
-    metrics: every value the run returned (`runtime.cadence.RunResult.as_dict`: the fields
-      above and the algorithm's extras; Ape-X adds replay and actor counts).
-    checkpoint: the run's latest checkpoint (`root_dir/train/ckpt-<agent step>`), or None.
-  A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call
-  at once with reason 'signal', empty metrics, zero updates and episodes, and the agent
-  step of the latest checkpoint, if any.
-  """
-  root_dir: str
-  policy_dir: Optional[str]
-  env_steps: int
-  updates: int
-  episodes: int
-  average_return: float
-  reason: str
-  metrics: Dict[str, Any]
-  checkpoint: Optional[str] = None
+# What `train` returns: the run's result (`runtime/run_result.py`: env_steps, updates,
+# episodes, average_return, reason, policy_dir, metrics) with its root_dir and checkpoint.
+# A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call at
+# once with reason 'signal', zero updates and episodes, and the agent step of the latest
+# checkpoint, if any.
+TrainResult = run_result.RunResult
 
 
 def default_root_dir(gin_files: Sequence[str]) -> str:
@@ -63,7 +40,8 @@ def default_root_dir(gin_files: Sequence[str]) -> str:
 
 def newest_export(root_dir: str) -> Optional[str]:
   """The SavedModel version directory of `root_dir/policies` with the highest version (the
-  newest export of a run), or None."""
+  newest export of a run), or None: for a call stopped before its run began (a run's result
+  carries its own `policy_dir`)."""
   base = os.path.join(root_dir, "policies")
   found = []
   for model in sorted(os.listdir(base)) if os.path.isdir(base) else []:
@@ -166,7 +144,7 @@ def _train(gin_files, bindings, root_dir, stop):
       return TrainResult(root_dir=root_dir, policy_dir=newest_export(root_dir),
                          env_steps=checkpointing.latest_step(train_dir), updates=0,
                          episodes=0, average_return=float("nan"), reason="signal",
-                         metrics={}, checkpoint=checkpointing.latest_checkpoint(train_dir))
+                         checkpoint=checkpointing.latest_checkpoint(train_dir))
     root_dir = root_dirs.prepare_root_dir(root_dir)
     lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
     logging.info("Run directory: %s", root_dir)
@@ -175,11 +153,9 @@ def _train(gin_files, bindings, root_dir, stop):
     if lock:
       lock.release()
   logging.info("Result: %s", result.as_dict())
-  return TrainResult(
-      root_dir=root_dir, policy_dir=newest_export(root_dir), env_steps=result.env_steps,
-      updates=result.updates, episodes=result.episodes,
-      average_return=float(result.average_return), reason=result.reason,
-      metrics=result.as_dict(),
+  # The run's result carries its newest export (`policy_dir`); the call adds where it ran.
+  return dataclasses.replace(
+      result, root_dir=root_dir, average_return=float(result.average_return),
       checkpoint=checkpointing.latest_checkpoint(os.path.join(root_dir, "train")))
 
 

@@ -7,7 +7,7 @@ from paac_tf.algorithms.apex import epsilon
 from paac_tf.algorithms.apex import losses
 from paac_tf.runners.apex import n_step
 from paac_tf.algorithms.apex import priorities
-from paac_tf.runners.apex import prioritized
+from paac_tf.algorithms.replay import prioritized
 
 F, M, L = n_step.FIRST, n_step.MID, n_step.LAST
 G = 0.9   # gamma of the hand computations

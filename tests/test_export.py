@@ -16,7 +16,7 @@ from tf_agents.specs import array_spec
 from conftest import run_module
 from paac_tf import errors
 from paac_tf.algorithms import registry
-from paac_tf.algorithms.paac import export as paac_export
+from paac_tf.runners import harness
 from paac_tf.envs import factory
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
@@ -399,7 +399,7 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
   run_config.json; export rebuilds the network from it, with no operative config (the
   defaults would not fit the checkpoint). A run recorded before the spec was resumes, and
   gets it; a resume with another network setting is refused."""
-  from paac_tf.algorithms.paac import train_loop  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import train_loop  # pylint: disable=import-outside-toplevel
   root = tmp_path / "run"
   kwargs = dict(root_dir=str(root), env_name="CartPole-v1", total_steps=40, num_envs=4,
                 num_workers=0, network="mlp", mlp_units=(16,), initializer="orthogonal")
@@ -441,20 +441,13 @@ def test_training_exporter_contract(cartpole, tmp_path):
   # (cartpole.gin: training_exporter.greedy = True).
   gin.clear_config()
 
-  class Agent:
-    model = cartpole["model"]
-
-  class Env:
-    def observation_spec(self):
-      return cartpole["spec"]
-
-  exporter = paac_export.training_exporter(str(tmp_path), "CartPole-v1", PAAC)
-  path = exporter(Agent(), Env(), 500)
-  assert path == os.path.join(paac_export.export_dir(str(tmp_path), "CartPole-v1"), "500")
+  exporter = harness.training_exporter(str(tmp_path), "CartPole-v1", PAAC)
+  path = exporter(cartpole["model"], cartpole["spec"], 500)
+  assert path == os.path.join(harness.export_dir(str(tmp_path), "CartPole-v1"), "500")
   assert path == os.path.join(str(tmp_path), "policies", "cartpole_v1", "500")
   meta = loading.read_metadata(path)
   assert meta["greedy"] is False and meta["action_selection"] == "sample"
-  exporter(Agent(), Env(), 1000)
+  exporter(cartpole["model"], cartpole["spec"], 1000)
   assert _versions(os.path.dirname(path)) == [500, 1000]
 
 

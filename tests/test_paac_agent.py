@@ -8,6 +8,7 @@ from paac_tf.algorithms.paac import update as update_lib
 from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.algorithms.paac import losses
 from paac_tf.algorithms.paac import returns
+from paac_tf.runners.sync import rollout
 from paac_tf.networks import actor_critic
 
 T, B, A = 5, 4, 6
@@ -131,7 +132,8 @@ def test_packed_act_and_train_are_act_and_train():
   b.model.set_weights(a.model.get_weights())
   obs = np.random.default_rng(2).integers(0, 256, size=(B, 84, 84, 4), dtype=np.uint8)
   actions, values = a.act(obs)
-  packed = b.act_packed(obs).numpy()
+  calls = rollout.CompiledCalls(b)
+  packed = calls.act_packed(obs).numpy()
   assert packed.shape == (B, 2) and packed.dtype == np.float32
   np.testing.assert_array_equal(packed[:, 0].astype(np.int64), actions.numpy())
   np.testing.assert_allclose(packed[:, 1], values.numpy(), rtol=1e-6)
@@ -139,7 +141,7 @@ def test_packed_act_and_train_are_act_and_train():
   obs_b, act_b, rewards, discounts, next_last, is_last, values_b = _batch(a)
   metrics = a.train(obs_b, act_b, rewards, discounts, next_last, is_last, values_b)
   step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
-  vector = b.train_packed(obs_b, act_b, step_data, values_b).numpy()
+  vector = calls.train_packed(obs_b, act_b, step_data, values_b).numpy()
   assert vector.shape == (len(update_lib.METRIC_NAMES),)
   for name, value in zip(update_lib.METRIC_NAMES, vector):
     np.testing.assert_allclose(value, float(metrics[name]), rtol=1e-5, err_msg=name)
@@ -153,7 +155,6 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
   the rollout runner is one packed act call per step and one packed train call, each
   returning one tensor, and the metrics come back as numpy numbers. With stored
   activations: `act_packed` at step 0, `act_stored` at the others, `train_stored`."""
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
   env = environment.make_environment("CartPole-v1", 4, 0, seed=0)
   try:
@@ -165,8 +166,8 @@ def test_the_loop_creates_few_tensors_per_update(reuse):
     calls = []
     names = ["act_packed", "train_packed"] + (["act_stored", "train_stored"] if reuse else [])
     for name in names:
-      compiled = getattr(agent, name)
-      setattr(agent, name, lambda *x, name=name, f=compiled: calls.append(name) or f(*x))
+      compiled = getattr(runner.calls, name)
+      setattr(runner.calls, name, lambda *x, name=name, f=compiled: calls.append(name) or f(*x))
     metrics = runner.run_update()
     if reuse:
       # Step 0's action was chosen at the end of the previous rollout, with its bootstrap.

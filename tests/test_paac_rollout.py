@@ -2,19 +2,19 @@
 import numpy as np
 import pytest
 
-from paac_tf.algorithms.paac import tensor_views
 from paac_tf.algorithms.paac import agent as agent_lib
-from paac_tf.algorithms.paac import rollout
 from paac_tf.envs import environment
+from paac_tf.runners.sync import rollout
+from paac_tf.runners.sync import tensor_views
 from paac_tf.networks import actor_critic
 
 
-class RecordingAgent(agent_lib.PaacAgent):
-  """The real agent, remembering the batches it trained on (observations, actions, step
-  data, values), whichever of its train calls the loop uses."""
+class RecordingCalls(rollout.CompiledCalls):
+  """The real agent's calls, remembering the batches it trained on (observations, actions,
+  step data, values), whichever of its train calls the loop uses."""
 
-  def __init__(self, *args, **kwargs):
-    super().__init__(*args, **kwargs)
+  def __init__(self, agent):
+    super().__init__(agent)
     self.batches = []
     packed = self.train_packed
     self.train_packed = lambda *batch: (self.batches.append(batch), packed(*batch))[1]
@@ -29,15 +29,16 @@ def test_batches_are_consistent_rollouts(num_groups, overlap):
   env = environment.make_environment("CartPole-v1", n, 0, seed=3, num_groups=num_groups)
   try:
     model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), torso="mlp")
-    agent = RecordingAgent(model, total_updates=100)
-    runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap)
+    agent = agent_lib.PaacAgent(model, total_updates=100)
+    calls = RecordingCalls(agent)
+    runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap, calls=calls)
     assert runner.steps_per_update == n * t_max
     for _ in range(12):   # 60 steps: CartPole episodes end inside rollouts at random
       metrics = runner.run_update()
       assert np.isfinite(float(metrics["Losses/total"]))
   finally:
     env.close()
-  for obs, actions, step_data, values in agent.batches:
+  for obs, actions, step_data, values in calls.batches:
     assert step_data.shape == (4, t_max, n) and step_data.dtype == np.float32
     rewards, discounts, next_last, is_last = step_data
     assert set(np.unique(next_last)) <= {0.0, 1.0} and set(np.unique(is_last)) <= {0.0, 1.0}
@@ -50,7 +51,7 @@ def test_batches_are_consistent_rollouts(num_groups, overlap):
     np.testing.assert_array_equal(rewards, np.where(is_last, 0.0, 1.0))
     # Discount 0 exactly where an episode terminated.
     assert np.all(discounts[~next_last] == 1.0)
-  assert any(np.any(b[2][2]) for b in agent.batches), "no episode ended inside a rollout"
+  assert any(np.any(b[2][2]) for b in calls.batches), "no episode ended inside a rollout"
 
 
 def test_grouped_environment_matches_specs_and_splits_seeds():

@@ -9,14 +9,14 @@ import tensorflow as tf
 from tf_agents.specs import array_spec
 
 from paac_tf import errors
-from paac_tf.algorithms.paac import tensor_views
+from paac_tf.runners.sync import tensor_views
 from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import batched
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
-from paac_tf.algorithms.paac import rollout
+from paac_tf.runners.sync import rollout
 from tools import benchmark_tables
 from tools import precision_measurements
 
@@ -69,8 +69,8 @@ def test_bfloat16_paac_train_step_updates_float32_weights():
   obs = rng.integers(0, 256, (3, 4, 84, 84, 4), dtype=np.uint8)
   step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], (3, 4)), np.ones((3, 4)),
                         np.zeros((3, 4)), np.zeros((3, 4))]).astype(np.float32)
-  metrics = agent.train_packed(obs, rng.integers(0, 6, (3, 4)), step_data,
-                               np.zeros((4, 4), np.float32)).numpy()
+  metrics = rollout.CompiledCalls(agent).train_packed(
+      obs, rng.integers(0, 6, (3, 4)), step_data, np.zeros((4, 4), np.float32)).numpy()
   assert metrics.dtype == np.float32 and np.all(np.isfinite(metrics))
   assert all(w.dtype == np.float32 for w in model.get_weights())
   assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
@@ -132,8 +132,10 @@ def test_replay_sample_windows_stay_in_one_episode():
 def _reference_updates(env, agent, t_max, updates, num_groups):
   """The synchronous PAAC loop written plainly (the rollout before its shared arrays): act
   on each observation (group by group, as the runner does), step, stack the rollout, train."""
+  calls = rollout.CompiledCalls(agent)
+
   def act(observation):
-    return np.concatenate([agent.act_packed(part).numpy()
+    return np.concatenate([calls.act_packed(part).numpy()
                            for part in np.split(observation, num_groups)])
   time_step = env.reset()
   packed = act(time_step.observation)
@@ -150,7 +152,7 @@ def _reference_updates(env, agent, t_max, updates, num_groups):
     obs, actions, is_last, values, rewards, discounts, next_last = (
         np.stack(x) for x in zip(*rollout_steps))
     step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
-    agent.train_packed(obs, actions, step_data,
+    calls.train_packed(obs, actions, step_data,
                        np.concatenate([values, packed[None, :, 1]]).astype(np.float32))
 
 
@@ -245,9 +247,9 @@ try:
   spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
   agent = agent_lib.PaacAgent(actor_critic.build_actor_critic(6, spec), total_updates=10)
   seen = []
-  train = agent.train_packed
-  agent.train_packed = lambda *a: seen.append([x.shape.as_list() for x in a]) or train(*a)
   loop = tf_agents_baseline.DriverLoop(env, agent, t_max=3)
+  train = loop.calls.train_packed
+  loop.calls.train_packed = lambda *a: seen.append([x.shape.as_list() for x in a]) or train(*a)
   steps = [loop.update() for _ in range(2)]
   print(json.dumps({"steps": steps, "shapes": seen,
                     "updates": int(agent.optimizer.iterations.numpy())}))

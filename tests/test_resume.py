@@ -66,7 +66,7 @@ def test_corrupt_latest_checkpoint_falls_back_to_previous(tmp_path):
 def test_a_resumed_training_run_keeps_its_episode_count(tmp_path):
   """The PAAC loop's checkpointed episode count carries over a resume: a rerun with
   nothing left to train reports the first run's episodes, not the rerun's zero."""
-  from paac_tf.algorithms.paac import train_loop  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import train_loop  # pylint: disable=import-outside-toplevel
   kwargs = dict(root_dir=str(tmp_path), env_name="CartPole-v1", total_steps=2000,
                 num_envs=8, num_workers=1, network="mlp", checkpoint_interval=1000)
   first = train_loop.paac_train(**kwargs)

@@ -10,7 +10,7 @@ from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import stored_activations
-from paac_tf.algorithms.paac import rollout
+from paac_tf.runners.sync import rollout
 
 T, B, A = 3, 4, 6
 IMAGE = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
@@ -90,7 +90,7 @@ def test_unsupported_torsos_are_recognised():
     assert not stored_activations.supports(torso)
 
 
-def _rollout(spec, agent, seed=0):
+def _rollout(spec, calls, seed=0):
   obs = _observations(spec, (T, B), seed)
   rng = np.random.default_rng(seed + 1)
   actions = rng.integers(0, A, size=(T, B)).astype(np.int64)
@@ -98,7 +98,7 @@ def _rollout(spec, agent, seed=0):
                         np.where(rng.random((T, B)) < 0.2, 0.0, 1.0),
                         np.zeros((T, B)), np.zeros((T, B))]).astype(np.float32)
   step_data[2, 1, 2] = step_data[3, 2, 2] = 1.0     # an episode ends inside the rollout
-  packed = np.stack([agent.act_stored(o).numpy() for o in obs])
+  packed = np.stack([calls.act_stored(o).numpy() for o in obs])
   values = np.concatenate([packed[:, :, 1], np.zeros((1, B), np.float32)])
   # Step 0's activations are not passed: the update computes them.
   return obs, [tf.constant(p) for p in packed[1:]], actions, step_data, values
@@ -112,10 +112,12 @@ def test_train_stored_is_train_packed(torso, spec, precision, tolerance):
   a = agent_lib.PaacAgent(_model(torso, spec, precision), total_updates=10)
   b = agent_lib.PaacAgent(_model(torso, spec, precision), total_updates=10)
   b.model.set_weights(a.model.get_weights())
-  assert a.stores_activations and a.activation_size == stored_activations.stored_size(a.model.torso)
-  obs, activations, actions, step_data, values = _rollout(spec, a)
-  m_tape = a.train_packed(obs, actions, step_data, values).numpy()
-  m_stored = b.train_stored(obs, actions, step_data, values, *activations).numpy()
+  calls_a, calls_b = rollout.CompiledCalls(a), rollout.CompiledCalls(b)
+  assert calls_a.stores_activations
+  assert calls_a.activation_size == stored_activations.stored_size(a.model.torso)
+  obs, activations, actions, step_data, values = _rollout(spec, calls_a)
+  m_tape = calls_a.train_packed(obs, actions, step_data, values).numpy()
+  m_stored = calls_b.train_stored(obs, actions, step_data, values, *activations).numpy()
   np.testing.assert_allclose(m_stored, m_tape, rtol=tolerance, atol=1e-6)
   for wa, wb in zip(a.model.get_weights(), b.model.get_weights()):
     np.testing.assert_allclose(wb, wa, rtol=tolerance, atol=tolerance * 1e-2)
@@ -126,8 +128,9 @@ def test_act_stored_acts_as_act_packed():
   b = agent_lib.PaacAgent(_model("arch_nips", IMAGE), total_updates=10, seed=3)
   b.model.set_weights(a.model.get_weights())
   obs = _observations(IMAGE, (B,))
-  plain, stored = a.act_packed(obs).numpy(), b.act_stored(obs).numpy()
-  assert stored.shape == (B, 2 + b.activation_size)
+  calls_b = rollout.CompiledCalls(b)
+  plain, stored = rollout.CompiledCalls(a).act_packed(obs).numpy(), calls_b.act_stored(obs).numpy()
+  assert stored.shape == (B, 2 + calls_b.activation_size)
   np.testing.assert_array_equal(stored[:, 0], plain[:, 0])
   np.testing.assert_allclose(stored[:, 1], plain[:, 1], rtol=1e-6)
 
@@ -135,7 +138,8 @@ def test_act_stored_acts_as_act_packed():
 def test_option_off_keeps_the_recomputing_update():
   agent = agent_lib.PaacAgent(_model("arch_nips", IMAGE), total_updates=10,
                               reuse_activations=False)
-  assert not agent.stores_activations and not hasattr(agent, "train_stored")
+  calls = rollout.CompiledCalls(agent)
+  assert not calls.stores_activations and not hasattr(calls, "train_stored")
 
 
 @pytest.mark.parametrize("num_groups,overlap", [(1, False), (2, False), (1, True)])

@@ -1,6 +1,7 @@
-"""A third algorithm is one file: tests/reinforce_algorithm.py (REINFORCE with a baseline)
-registers itself through the seam and is trained, exported, evaluated and loaded through the
-package's own commands and API, with no change to any module of the package."""
+"""A third algorithm is one loss and a registration: tests/reinforce_algorithm.py (REINFORCE
+with a baseline) registers itself through the seam and is trained by the synchronous runner,
+exported, evaluated and loaded through the package's own commands and API, with no change to
+any module of the package."""
 import glob
 import json
 import os
@@ -25,7 +26,10 @@ def _config(tmp_path, *lines):
                              "train_eval.algorithm = 'reinforce'",
                              "train_eval.env_name = 'CartPole-v1'",
                              "train_eval.total_steps = 1024",
-                             "reinforce_train.checkpoint_interval = 512"] + list(lines)) + "\n")
+                             "paac_train.num_envs = 8", "paac_train.num_workers = 0",
+                             "paac_train.t_max = 64", "paac_train.network = 'mlp'",
+                             "paac_train.mlp_units = (32,)", "paac_train.summary_interval = 1",
+                             "paac_train.checkpoint_interval = 512"] + list(lines)) + "\n")
   return str(path)
 
 
@@ -69,10 +73,10 @@ def test_it_trains_through_the_api_and_its_parameters_are_checked(tmp_path):
     assert glob.glob(os.path.join(result.root_dir, "train", "ckpt-1024.index"))
   finally:
     gin.clear_config()
-  bad = _config(tmp_path, "reinforce_train.horizon = 0")
+  bad = _config(tmp_path, "paac_train.t_max = 0")
   proc = run_module("paac_tf.train", "--gin_file=" + bad, "--root_dir=" + str(tmp_path / "bad"),
                     cwd=str(tmp_path), env=ENV)
   assert proc.returncode == 2, proc.stderr[-3000:]
   assert proc.stderr.strip().splitlines()[-1] == (
-      "error: reinforce_train.horizon = 0: must be an integer >= 1.")
+      "error: paac_train.t_max = 0: must be an integer >= 1.")
   assert not (tmp_path / "bad").exists()

@@ -52,7 +52,7 @@ def _aligned(shape, observations=None):
   or random frames."""
   # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
   # imports this module.
-  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import tensor_views  # pylint: disable=import-outside-toplevel
   obs = tensor_views.aligned_empty(shape, np.uint8)
   obs[...] = (np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
               if observations is None else observations)
@@ -68,12 +68,13 @@ def act_calls(agent, num_envs, t_max=5, observations=None):
   t_max times. Returns the number of observations."""
   # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
   # imports this module.
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
-  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import tensor_views  # pylint: disable=import-outside-toplevel
   obs = _aligned((num_envs, 84, 84, 4), observations)
-  act = rollout.concrete_function(agent.act_packed, obs)
-  stores = getattr(agent, "stores_activations", False) and t_max > 1
-  act_stored = rollout.concrete_function(agent.act_stored, obs) if stores else act
+  compiled = rollout.CompiledCalls(agent)
+  act = rollout.concrete_function(compiled.act_packed, obs)
+  stores = compiled.stores_activations and t_max > 1
+  act_stored = rollout.concrete_function(compiled.act_stored, obs) if stores else act
   acted = [None] * (t_max - 1)
 
   def calls():
@@ -93,8 +94,8 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
   calls it (the observations shared, as `act_calls`); returns the number of samples."""
   # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
   # imports this module.
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
-  from paac_tf.algorithms.paac import tensor_views  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import tensor_views  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
   shape = (t_max, num_envs)
   rewards = rng.choice([-1.0, 0.0, 1.0], shape) if rewards is None else rewards
@@ -102,12 +103,13 @@ def train_calls(agent, num_envs, t_max, observations=None, rewards=None):
                         np.zeros(shape)]).astype(np.float32)
   obs = _aligned(shape + (84, 84, 4), observations)
   rest = (rng.integers(0, 6, shape), step_data, np.zeros((t_max + 1, num_envs), np.float32))
-  if getattr(agent, "stores_activations", False) and t_max > 1:
-    acted = tuple(agent.act_stored(obs[t]) for t in range(1, t_max))
-    train = rollout.concrete_function(agent.train_stored, obs, *rest, *acted)
+  compiled = rollout.CompiledCalls(agent)
+  if compiled.stores_activations and t_max > 1:
+    acted = tuple(compiled.act_stored(obs[t]) for t in range(1, t_max))
+    train = rollout.concrete_function(compiled.train_stored, obs, *rest, *acted)
     arguments = lambda: (tensor_views.as_tensor(obs),) + rest + acted
   else:
-    train = rollout.concrete_function(agent.train_packed, obs, *rest)
+    train = rollout.concrete_function(compiled.train_packed, obs, *rest)
     arguments = lambda: (tensor_views.as_tensor(obs),) + rest
 
   def call():
@@ -122,7 +124,7 @@ def loop_on(env, agent, t_max, overlap_learner=False):
   the runner."""
   # Lazy: TensorFlow loads only in a part's subprocess: benchmark.py, whose process never loads it,
   # imports this module.
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import rollout  # pylint: disable=import-outside-toplevel
   runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
 
   def update():

@@ -154,7 +154,7 @@ def part_precision(game, num_envs, t_max, apex_batch_size, apex_act_batch_size, 
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import precision as precision_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.algorithms.paac import rollout  # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.sync import rollout  # pylint: disable=import-outside-toplevel
   steps = max(t_max, -(-apex_batch_size // num_envs) + N_STEP + 2)
   observations, rewards, step_types, num_actions = atari_frames(game, num_envs, steps)
   spec = tf.TensorSpec(observations.shape[2:], tf.uint8)

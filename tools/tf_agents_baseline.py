@@ -67,8 +67,10 @@ class DriverLoop:
     from tf_agents.environments import tf_py_environment
     from tf_agents.replay_buffers import tf_uniform_replay_buffer
     from tf_agents.utils import common
+    from paac_tf.runners.sync import rollout
     self.env = tf_py_environment.TFPyEnvironment(py_env)
     self.agent = agent
+    self.calls = rollout.CompiledCalls(agent)   # the synchronous runner's compiled update
     self.t_max = int(t_max)
     self.num_envs = int(self.env.batch_size)
     self.policy = _paac_policy(self.env, agent)
@@ -95,7 +97,7 @@ class DriverLoop:
     observations, actions, step_data = tf_agent.rollout_arrays(traj)
     _, bootstrap = self.agent.act(final_observation)
     values = tf.concat([traj.policy_info, bootstrap[None]], axis=0)
-    return self.agent.train_packed(observations, actions, step_data, values)
+    return self.calls.train_packed(observations, actions, step_data, values)
 
   def restart(self):
     """Resets the environments: the next update starts new episodes."""

@@ -4,8 +4,11 @@ An algorithm is one object, a subclass of `Algorithm` registered under its name
 (`registry.register`). Nothing outside its package asks which algorithm it is; it asks
 the object:
 
-- its run (`run`, `launchers`): train_eval hands it the resolved environment and the run's
-  length and seed, and it returns a `runtime.cadence.RunResult`;
+- the runner that trains it (`runner`): 'sync' (runners/sync/: rollouts of n_e
+  environments and one update of the algorithm's loss each, `on_policy.OnPolicyAlgorithm`)
+  or 'replay' (runners/apex/: the Ape-X replay, actors and learner,
+  `replay.algorithm.ReplayAlgorithm`); runners/dispatch.py starts it, the algorithm owns no
+  loop;
 - its configuration's cross-parameter checks (`check_config`; each parameter's own
   allowed values sit in its configurable's signature, `runtime/checks.py`), and the
   actions it takes (`action_kind`, `check_actions`: discrete or continuous);
@@ -29,7 +32,7 @@ class Algorithm:
   Attributes:
     name: the name configs, run records and export metadata use (train_eval.algorithm).
     display_name: the name in tables and messages ('PAAC', 'Ape-X').
-    launchers: the train_eval.launcher values the algorithm runs under.
+    runner: the runner that trains it, 'sync' or 'replay' (runners/dispatch.py).
     action_kind: the actions it takes: 'discrete' (one of N: gymnasium's Discrete, every
       Atari game) or 'continuous' (a bounded float vector: gymnasium's Box).
     checkpoint_model_key: the trained network's key in the run's checkpoints.
@@ -43,7 +46,7 @@ class Algorithm:
     export_greedy: whether an export is greedy (argmax) unless asked otherwise.
   """
   name = None
-  launchers = ("local",)
+  runner = None
   action_kind = "discrete"
   checkpoint_model_key = "model"
   network_configurable = None
@@ -61,12 +64,7 @@ class Algorithm:
     defined elsewhere set their own)."""
     return registry.BUILTIN[self.name][1] if self.name in registry.BUILTIN else self.name
 
-  # --- the run ------------------------------------------------------------------------------
-  def run(self, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
-    """Trains in `root_dir` on `env` (an `envs.names.Environment`: resolved once, where the
-    run starts) for `total_steps` agent steps; returns a `runtime.cadence.RunResult`."""
-    raise NotImplementedError
-
+  # --- the configuration -------------------------------------------------------------------
   def check_config(self, bound):
     """Checks of the parsed configuration that span parameters; `bound(binding, default)`
     reads a bound value. Raises errors.ConfigError."""

@@ -24,7 +24,7 @@ def make_environment(env_name, num_envs, num_workers, seed,
   For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its
   C++ pool plays the role of PAAC's workers. `num_groups` > 1 splits the environments into
   groups that a training loop can keep in flight at different times (see
-  algorithms/paac/rollout.py); each group gets n_e / G environments, n_w / G workers and
+  runners/sync/rollout.py); each group gets n_e / G environments, n_w / G workers and
   `num_threads` threads. Environment i is seeded with seed + i either way.
 
   Atari options (see `atari_vector`): `episodic_life` makes a lost life a LAST step with

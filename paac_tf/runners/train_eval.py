@@ -5,6 +5,7 @@ import tensorflow as tf
 from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.envs import names
+from paac_tf.runners import dispatch
 from paac_tf.runners import validation
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
@@ -15,10 +16,9 @@ LAUNCHERS = ("local", "ray")
 
 
 def load_configurables():
-  """Registers every gin configurable of the package, so that configs can name them:
-  train_eval's (this module's) and the built-in algorithms' (each algorithm's package imports
-  what it configures: its own, the environments', the networks', the Ape-X machinery's)."""
-  registry.load_builtin()
+  """Registers every gin configurable of the package: train_eval's (this module's), the
+  runners' and the built-in algorithms' (runners/dispatch.py)."""
+  dispatch.load_configurables()
 
 
 ENV_NAME = checks.Check("an Atari game or a gymnasium id, e.g. 'Pong' or 'CartPole-v1'",
@@ -35,13 +35,13 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
                ray_address=None, config_files=()):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
-  the run's `runtime.cadence.RunResult`.
+  the run's `runtime.run_result.RunResult`.
 
   `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
   the initial weights, the action sampling and the environments; with `deterministic`
   TensorFlow's ops are deterministic too (`enable_op_determinism`, slower on some ops), so
   that a PAAC run with `num_workers` = 0 repeats bit for bit. `launcher` 'local' runs on this
-  machine; 'ray' on a Ray cluster, for the algorithms that have such a run (Ape-X: at
+  machine; 'ray' on a Ray cluster, for the algorithms whose runner has such a run (Ape-X: at
   `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
   `config_files`: the gin files parsed (not a binding); when the last is a shipped config
   with a reference run in results/, that run's curve goes to root_dir/reference
@@ -52,10 +52,11 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   env = names.resolve(env_name)   # checked once (and by check_values): the typed value goes down
   chosen = registry.get(algorithm)
   validation.check_actions(chosen, env)
-  if launcher not in LAUNCHERS or launcher not in chosen.launchers:
-    on_ray = [a.display_name for a in registry.algorithms() if "ray" in a.launchers]
+  if launcher not in LAUNCHERS or launcher not in dispatch.launchers(chosen):
+    on_ray = [a.display_name for a in registry.algorithms()
+              if "ray" in dispatch.launchers(a)]
     raise errors.UserError("train_eval.launcher = %r: choose 'local', or 'ray' for %s%s." % (
-        launcher, " or ".join(on_ray), "" if "ray" in chosen.launchers else
+        launcher, " or ".join(on_ray), "" if "ray" in dispatch.launchers(chosen) else
         " (%s runs on one machine)" % chosen.display_name))
   if ray_address is not None and launcher != "ray":
     raise errors.UserError("train_eval.ray_address is for train_eval.launcher = 'ray'.")
@@ -65,8 +66,8 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
     tf.random.set_seed(seed)
   reference_curve.write(root_dir, config_files, env)   # once: a resumed run finds it written
   # Writes operative_config.gin once the run's configuration is accepted.
-  result = chosen.run(root_dir, env, int(total_steps), seed=seed, launcher=launcher,
-                      ray_address=ray_address)
+  result = dispatch.run(chosen, root_dir, env, int(total_steps), seed=seed,
+                        launcher=launcher, ray_address=ray_address)
   # Every process's bindings: the Ape-X actors' (and on Ray the learner's and replay's).
   processes = config.read_process_operative_configs(root_dir)
   processes.update(result.extras.pop("process_operative_configs", None) or {})

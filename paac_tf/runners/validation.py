@@ -10,7 +10,8 @@ a UserError on the first bad one, naming the binding and what it allows, e.g.
 
 It also checks that the required train_eval bindings are there, that the environment name
 and the algorithm resolve, and the configured algorithm's checks across parameters
-(`Algorithm.check_config`, e.g. `check_worker_split`). The entry points (training and the
+(`Algorithm.check_config`) and its runner's (`dispatch.check_config`, e.g. the worker
+split, envs/worker_split.py). The entry points (training and the
 Ape-X programs) call it right after parsing, before the run directory is made, so a bad
 value writes nothing; `check_values` applies the same checks to arguments given in code
 (`train_eval`'s), `check_flag` to the Ape-X programs' flags that stand in for bindings (the
@@ -22,6 +23,7 @@ from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.envs import environment
 from paac_tf.envs import names
+from paac_tf.runners import dispatch
 from paac_tf.runtime import checks as checks_lib
 from paac_tf.runtime import config
 
@@ -31,8 +33,8 @@ _UNBOUND = object()
 
 def checks():
   """{binding: Check} of every parameter that declares what it allows (the modules of the
-  built-in algorithms, and so their configurables, imported first)."""
-  registry.load_builtin()
+  built-in algorithms and of the runners, and so their configurables, imported first)."""
+  dispatch.load_configurables()
   return checks_lib.declared()
 
 
@@ -112,6 +114,7 @@ def check_bindings(required=REQUIRED):
       _check(binding, value)
   algorithm = registry.get(_value("train_eval.algorithm", registry.DEFAULT))
   algorithm.check_config(_value)
+  dispatch.check_config(algorithm, _value)
   env_name = _value("train_eval.env_name", None)
   if env_name is not None:
     check_actions(algorithm, env_name)
@@ -141,23 +144,3 @@ def _value(binding, default):
   value = _bound_value(binding)
   return default if value is _UNBOUND else value
 
-
-def check_worker_split(configurable, bound=_value):
-  """n_e environments are stepped by n_w worker processes, each the same number of them,
-  on the paths that use worker processes (gymnasium ids and the portable Atari backend;
-  the C++ vector backend takes n_w as its thread count): `configurable`'s num_envs must be
-  a multiple of its num_workers (bound, else its defaults). `bound(binding, default)`
-  reads the configuration."""
-  env_name = bound("train_eval.env_name", None)
-  if env_name is None:
-    return
-  if names.is_atari(env_name) and bound("make_environment.atari_backend", "vector") == "vector":
-    return
-  name = configurable.__name__
-  n_e = bound(name + ".num_envs", config.signature_default(configurable, "num_envs"))
-  n_w = bound(name + ".num_workers", config.signature_default(configurable, "num_workers"))
-  if n_w and n_e % n_w:
-    raise errors.ConfigError(
-        "%s.num_envs = %d is not a multiple of %s.num_workers = %d: each worker process "
-        "steps the same number of environments; choose num_workers among the divisors of "
-        "num_envs (or 0 to step them in this process)." % (name, n_e, name, n_w))

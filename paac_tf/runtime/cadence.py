@@ -19,45 +19,19 @@ when no update ran (a stop during the start-up, a resumed run that had finished)
 a second signal asked to hurry (`finish(..., hurry=True)`); the final checkpoint is always
 written (a new run stopped before its first update saves its step 0).
 """
-import dataclasses
 import os
 import time
-from typing import Any, Dict
 
 from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from paac_tf.runtime import health
+from paac_tf.runtime import run_result
 from paac_tf.runtime import summaries
 
 
-@dataclasses.dataclass
-class RunResult:
-  """What a training run did, the same fields for every algorithm.
-
-  Attributes:
-    env_steps: agent steps done, over the whole run (resumes included).
-    updates: gradient steps (PAAC updates, Ape-X learner steps), over the whole run.
-    episodes: episodes finished over the whole run.
-    average_return: the average return of the last 100 episodes (nan before the first).
-    reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
-      average return reached) or 'signal' (SIGINT/SIGTERM).
-    extras: what else the algorithm reports (Ape-X: replay and actor counts, ...).
-  """
-  env_steps: int
-  updates: int
-  episodes: int
-  average_return: float
-  reason: str
-  extras: Dict[str, Any] = dataclasses.field(default_factory=dict)
-
-  def as_dict(self):
-    """Every field and extra in one flat dict (the form the logs print)."""
-    out = {"env_steps": self.env_steps, "updates": self.updates, "episodes": self.episodes,
-           "average_return": self.average_return, "reason": self.reason}
-    out.update(self.extras)
-    return out
+RunResult = run_result.RunResult   # what `Cadence.finish` returns
 
 
 def next_multiple(steps, interval):
@@ -98,6 +72,7 @@ class Cadence:
     self.network, self.finite_keys, self.step_name = network, tuple(finite_keys), step_name
     self._perf = (time.monotonic(), int(start_steps))
     self.trained = False   # whether an update ran in this process (after_update was called)
+    self.policy_dir = None   # the newest export's version directory, once known
 
   def start_clock(self, steps):
     """Starts the agent-steps-per-second clock at `steps` (when the loop starts stepping)."""
@@ -149,8 +124,10 @@ class Cadence:
     path = os.path.join(self.export_dir, str(int(steps)))
     if tf.io.gfile.exists(path):
       logging.info("Export %s exists already; skipped.", path)
+      self.policy_dir = path
       return None
-    return self._export(int(steps))
+    self.policy_dir = self._export(int(steps))
+    return self.policy_dir
 
   def finish(self, steps, updates, metrics, window, reason, hurry=False, **extras):
     """The end of the run: the episode metrics, the last checkpoint (unless this step's is
@@ -163,7 +140,18 @@ class Cadence:
     if self.trained and not hurry:
       self.export(steps)
     return RunResult(env_steps=int(steps), updates=int(updates), episodes=int(window.total),
-                     average_return=window.average_return, reason=reason, extras=extras)
+                     average_return=window.average_return, reason=reason, extras=extras,
+                     policy_dir=self.policy_dir or newest_version(self.export_dir))
+
+
+def newest_version(export_dir):
+  """The version directory of `export_dir` (a model's exports) with the highest version, or
+  None."""
+  versions = [int(v) for v in (tf.io.gfile.listdir(export_dir)
+                               if tf.io.gfile.isdir(export_dir) else [])
+              if v.strip("/").isdigit() and
+              tf.io.gfile.exists(os.path.join(export_dir, v.strip("/"), "saved_model.pb"))]
+  return os.path.join(export_dir, str(max(versions))) if versions else None
 
 
 def counters():

@@ -1,5 +1,5 @@
 """Ape-X behind the algorithm seam: its network, acting, update, checkpoint and exported
-policy; its run is the Ape-X machinery's (runners/apex/family.py)."""
+policy; its run is the replay runner's (runners/apex/family.py)."""
 import numpy as np
 
 from paac_tf.algorithms.apex import acting
@@ -8,10 +8,10 @@ from paac_tf.algorithms.apex import learner_step
 from paac_tf.envs import batched
 from paac_tf.networks import dueling_q
 from paac_tf.networks import specs
-from paac_tf.runners.apex import family
+from paac_tf.algorithms.replay import algorithm as replay_algorithm
 
 
-class Apex(family.ReplayAlgorithm):
+class Apex(replay_algorithm.ReplayAlgorithm):
   """Distributed prioritized experience replay with a double-dueling DQN (Horgan et al.
   2018)."""
   name = "apex"

@@ -1,5 +1,5 @@
 """Ape-X DQN's exploration (Horgan et al. 2018, section 4.1): epsilon-greedy, each
-environment with its epsilon on the machinery's ladder (runners/apex/ladder.py),
+environment with its epsilon on the machinery's ladder (algorithms/replay/ladder.py),
 
   epsilon_i = 0.4 ** (1 + 7 * i / (N - 1))   over the N environments of all actors,
 
@@ -8,7 +8,7 @@ actor's last) least (0.4 ** 8 ~= 0.00066); a single environment uses 0.4.
 """
 import numpy as np
 
-from paac_tf.runners.apex import ladder
+from paac_tf.algorithms.replay import ladder
 
 BASE = 0.4
 ALPHA = 7.0
@@ -17,7 +17,7 @@ ALPHA = 7.0
 def environment_epsilons(actor_index, num_actors, num_envs, base=BASE, alpha=ALPHA):
   """The epsilons [num_envs] (float64) of actor `actor_index`'s (0-based) environments
   among `num_actors` actors of `num_envs` environments each (the machinery's ladder,
-  runners/apex/ladder.py, with the paper's base and alpha)."""
+  algorithms/replay/ladder.py, with the paper's base and alpha)."""
   return ladder.environment_scales(actor_index, num_actors, num_envs, base, alpha)
 
 

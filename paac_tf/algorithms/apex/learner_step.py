@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from paac_tf.networks import optimizers
 from paac_tf.algorithms.apex import losses
-from paac_tf.runners.apex import prioritized
+from paac_tf.algorithms.replay import prioritized
 from paac_tf.runtime import checks
 
 OPTIMIZERS = ("rmsprop", "adam")

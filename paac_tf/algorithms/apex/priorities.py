@@ -4,11 +4,11 @@ Actors compute the initial priority before inserting, with their local network a
 online and target network (Ape-X, section 3): the double-Q target then reduces to
 R + D * max_a Q(s', a). |TD error| + epsilon, the importance weights and the learner's
 priorities are prioritized replay's, shared by the Ape-X machinery
-(runners/apex/prioritized.py).
+(algorithms/replay/prioritized.py).
 """
 import numpy as np
 
-from paac_tf.runners.apex import prioritized
+from paac_tf.algorithms.replay import prioritized
 
 
 def double_q_td_errors_np(q_taken, reward, discount, next_q_online, next_q_target):

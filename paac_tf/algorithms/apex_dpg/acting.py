@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from paac_tf.algorithms.apex_dpg import exploration
 from paac_tf.algorithms.apex_dpg import losses
-from paac_tf.runners.apex import prioritized
+from paac_tf.algorithms.replay import prioritized
 
 
 class NoisyDeterministic:

@@ -1,5 +1,5 @@
 """Ape-X DPG behind the algorithm seam: its networks, acting, update, checkpoint and exported
-policy; its run is the Ape-X machinery's (runners/apex/family.py), as Ape-X DQN's."""
+policy; its run is the replay runner's (runners/apex/family.py), as Ape-X DQN's."""
 import numpy as np
 import tensorflow as tf
 from tf_agents.specs import tensor_spec
@@ -8,7 +8,7 @@ from paac_tf.algorithms.apex_dpg import acting
 from paac_tf.algorithms.apex_dpg import exploration
 from paac_tf.algorithms.apex_dpg import learner_step
 from paac_tf.algorithms.apex_dpg import networks as networks_lib
-from paac_tf.runners.apex import family
+from paac_tf.algorithms.replay import algorithm as replay_algorithm
 from paac_tf.runtime import checks
 
 ACTIVATIONS = ("relu", "tanh", "elu")
@@ -46,7 +46,7 @@ class ActorAndCritic(tf.Module):
         seed=None if seed is None else int(seed) + 1, **common)
 
 
-class ApexDpg(family.ReplayAlgorithm):
+class ApexDpg(replay_algorithm.ReplayAlgorithm):
   """Distributed prioritized experience replay with deterministic policy gradients (Horgan
   et al. 2018, Ape-X DPG): continuous, bounded actions."""
   name = "apex_dpg"

@@ -1,5 +1,5 @@
 """Ape-X DPG's exploration: the deterministic actor's actions plus Gaussian noise, each
-environment with its own noise scale on the Ape-X ladder (runners/apex/ladder.py),
+environment with its own noise scale on the Ape-X ladder (algorithms/replay/ladder.py),
 
   scale_i = base ** (1 + alpha * i / (N - 1))   over the N environments of all actors,
   a       = clip(mu(s) + scale_i * (high - low) / 2 * n,  low, high),   n ~ N(0, I).
@@ -10,13 +10,13 @@ noise spans the whole range; scale 0 acts greedily (mu(s), clipped to the bounds
 """
 import numpy as np
 
-from paac_tf.runners.apex import ladder
+from paac_tf.algorithms.replay import ladder
 
 
 def environment_noise_scales(actor_index, num_actors, num_envs, base, alpha):
   """The noise scales [num_envs] (float64) of actor `actor_index`'s (0-based) environments
   among `num_actors` actors of `num_envs` environments each: the machinery's ladder
-  (runners/apex/ladder.py), environment 0 of actor 0 exploring most (`base`). Each is the
+  (algorithms/replay/ladder.py), environment 0 of actor 0 exploring most (`base`). Each is the
   Gaussian noise's std as a fraction of half the action range."""
   return ladder.environment_scales(actor_index, num_actors, num_envs, base, alpha)
 

@@ -18,7 +18,7 @@ Per batch of replay items (see `paac_tf/runners/apex/replay_layout.py` for the l
 import tensorflow as tf
 
 from paac_tf.algorithms.apex_dpg import losses
-from paac_tf.runners.apex import prioritized
+from paac_tf.algorithms.replay import prioritized
 from paac_tf.runtime import checks
 
 

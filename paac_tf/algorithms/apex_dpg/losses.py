@@ -8,7 +8,7 @@
 R and D come from the actors' n-step transitions (runners/apex/n_step.py): D = gamma^k
 times the discounts of the k steps, 0 if the episode terminated inside them. The targets
 are constants (no gradient through the target networks). w are prioritized replay's
-importance weights (runners/apex/prioritized.py). The actor's loss is differentiated with
+importance weights (algorithms/replay/prioritized.py). The actor's loss is differentiated with
 respect to the actor's variables alone: its gradient is the deterministic policy gradient
 grad_a Q(s, a)|_{a = mu(s)} * grad_theta mu(s), taken through the critic.
 """

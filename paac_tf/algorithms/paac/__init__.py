@@ -2,17 +2,15 @@
 actor-critic update per rollout.
 
   update.py         the update, top to bottom (returns.py, losses.py): read this first
-  agent.py          `PaacAgent`: the model, optimizer and RNG; batched acting; the compiled
-                    update
-  stored_update.py  the same update from the activations stored while acting (speed-up)
-  packed_calls.py   acting and the update with one tensor out of each call (speed-up)
-  tensor_views.py   numpy arrays and tensors on the same memory, DLPack (speed-up)
-  rollout.py        collects rollouts (env groups in flight) and calls the update
-  train_loop.py     `paac_train`: the training loop (its bookkeeping: runtime/cadence.py)
-  export.py         `training_exporter`: the loop's SavedModel exports
-  algorithm.py      the algorithm object (registered as 'paac'): run, network, checkpoint,
-                    policy outputs
+  agent.py          `PaacAgent`: the model, optimizer and RNG; batched acting; the loss and
+                    apply of update.py
+  algorithm.py      the algorithm object (registered as 'paac'): model, agent, loss,
+                    checkpoint, policy outputs
   tf_agent.py       `PaacTFAgent`: the update as a TF-Agents agent (drivers, replay buffers)
+
+The loop that collects rollouts and calls the update is the synchronous runner's
+(runners/sync/: rollout.py, train_loop.py, and its speed-ups stored_update.py,
+packed_calls.py, tensor_views.py, which call this package's loss and apply).
 """
 from paac_tf.algorithms import registry as _registry
 from paac_tf.algorithms.paac import algorithm as _algorithm

@@ -1,23 +1,19 @@
-"""The PAAC agent: the model, its optimizer and RNG, batched acting and the compiled update.
+"""The PAAC agent: the model, its optimizer and RNG, batched acting and the update.
 
-`act` picks all n_e actions in one batched forward pass (a sample of the policy) and
-returns the values beside them; `train` is the update of update.py, on a rollout. Each is
-one `tf.function` (XLA optional). The training loop calls them as `act_packed` /
-`train_packed` (packed_calls.py: one tensor out of each call) or, with `reuse_activations`
-(the default, for the torsos networks/stored_activations.py supports), as `act_stored` /
-`train_stored` (stored_update.py: the update takes the torso's gradients from the
-activations stored while acting, instead of a second forward pass on the same observations
-under the same weights): the same update, less CPU.
+`policy` picks all n_e actions in one batched forward pass (a sample of the policy) and
+returns the values beside them; `loss` is the algorithm's loss (update.loss for PAAC, given
+by the algorithm object), `apply` clips and applies the gradients (update.apply), `update`
+is the two with the forward pass between (update.update); `act` and `train` are `policy`
+and `update` compiled (XLA optional). The synchronous runner (runners/sync/) calls the same
+`policy`, `loss` and `apply`, packed into few tensors and, where the torso supports it,
+with the torso's gradients from the activations stored while acting.
 """
 import functools
 
 import tensorflow as tf
 
-from paac_tf.algorithms.paac import packed_calls
-from paac_tf.algorithms.paac import stored_update
-from paac_tf.algorithms.paac import update
+from paac_tf.algorithms.paac import update as update_lib
 from paac_tf.networks import optimizers
-from paac_tf.networks import stored_activations
 from paac_tf.runtime import checks
 
 
@@ -31,7 +27,7 @@ class PaacAgent(tf.Module):
                entropy_coef: checks.NonNegative = 0.02, value_coef: checks.NonNegative = 0.25,
                loss_scale: checks.Positive = 5.0, max_grad_norm: checks.Positive = 3.0,
                gamma: checks.Fraction = 0.99, jit_compile: checks.Bool = False,
-               reuse_activations=True, seed=0):
+               reuse_activations=True, seed=0, loss=None, metric_names=None):
     """Args (the gin-settable ones are the algorithm's hyperparameters):
       model: the actor-critic Keras model.
       total_updates: updates of the whole run (the default learning-rate horizon).
@@ -40,8 +36,13 @@ class PaacAgent(tf.Module):
         into updates with `steps_per_update` (n_e * t_max), so that it keeps meaning the
         same number of agent steps whatever n_e and t_max are (the original code: 80M).
       steps_per_update: agent steps per update, n_e * t_max (given by the training loop).
-      reuse_activations: let the training loop use `act_stored` / `train_stored` (the
-        forward pass once per observation) where the model's torso supports it.
+      reuse_activations: let the training loop take the torso's gradients from the
+        activations stored while acting (the forward pass once per observation) where the
+        model's torso supports it (runners/sync/stored_update.py).
+      loss: loss(agent, outputs, actions, rollout_steps, values) -> (total, metrics), the
+        algorithm's loss (None: PAAC's, update.loss).
+      metric_names: the names of the metrics `update` returns, in a fixed order (None:
+        PAAC's, update.METRIC_NAMES).
     """
     super().__init__(name="paac_agent")
     self.model = model
@@ -59,18 +60,13 @@ class PaacAgent(tf.Module):
                                         epsilon=rmsprop_epsilon)
     self.optimizer.build(self.model.trainable_variables)
     self.rng = tf.random.Generator.from_seed(seed)
-    compiled = functools.partial(tf.function, jit_compile=jit_compile)
+    self.jit_compile = bool(jit_compile)
+    self.reuse_activations = bool(reuse_activations)
+    self._loss = loss or update_lib.loss
+    self.metric_names = tuple(metric_names or update_lib.METRIC_NAMES)
+    compiled = functools.partial(tf.function, jit_compile=self.jit_compile)
     self.act = compiled(self.policy)
     self.train = compiled(self._train)
-    self.act_packed = compiled(functools.partial(packed_calls.act, self))
-    self.train_packed = compiled(functools.partial(packed_calls.train, self))
-    torso = getattr(model, "torso", None)
-    self.stores_activations = bool(reuse_activations and torso is not None and
-                                   stored_activations.supports(torso))
-    if self.stores_activations:
-      self.activation_size = stored_activations.stored_size(torso)
-      self.act_stored = compiled(functools.partial(stored_update.act, self))
-      self.train_stored = compiled(functools.partial(stored_update.train, self))
 
   def policy(self, observation):
     """obs [B, ...] -> (actions int64 [B], values [B]); samples from the policy."""
@@ -82,11 +78,23 @@ class PaacAgent(tf.Module):
     seeds = self.rng.uniform_full_int([2], tf.int32)
     return tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0]
 
+  def loss(self, outputs, actions, rollout_steps, values):
+    """(total loss, metrics) of the model's outputs on a rollout: the algorithm's loss."""
+    return self._loss(self, outputs, actions, rollout_steps, values)
+
+  def apply(self, grads, metrics):
+    """Clips and applies the gradients (update.apply); the update's metrics."""
+    return update_lib.apply(self, grads, metrics)
+
+  def update(self, observations, actions, rollout_steps, values):
+    """One update on a rollout (update.update: the forward pass, `loss`, `apply`)."""
+    return update_lib.update(self, observations, actions, rollout_steps, values)
+
   def _train(self, observations, actions, rewards, discounts, next_is_last, is_last, values):
-    """One synchronous update on a rollout (update.update).
+    """One synchronous update on a rollout (`update`).
 
     observations [T, B, ...], actions [T, B], rewards/discounts/next_is_last/is_last [T, B]
     (see returns.py), values [T + 1, B] from action selection under the same weights.
     """
-    return update.update(self, observations, actions,
-                         update.step_data(rewards, discounts, next_is_last, is_last), values)
+    return self.update(observations, actions,
+                       update_lib.step_data(rewards, discounts, next_is_last, is_last), values)

@@ -12,11 +12,13 @@ A rollout of t_max = T steps from n_e = B environments is one batch of T * B sam
      epsilon inside the square root, networks/optimizers.py) with the learning rate annealed
      linearly to 0.
 
-`update` is this path as written. The training loop runs the same update faster: it takes
+`update` is this path as written; `loss` (1-3) and `apply` (4) are its parts, which the
+agent calls (`PaacAgent.loss`, `.apply`; the algorithm object gives the agent this `loss`).
+The synchronous runner (runners/sync/) calls the same `loss` and `apply` faster: it takes
 the torso's gradients from the activations stored while acting instead of a second forward
-pass (stored_update.py), and packs each call's inputs and outputs into few tensors
-(packed_calls.py); tests/test_stored_activations.py and tests/test_paac_agent.py check that
-they give this update.
+pass (runners/sync/stored_update.py), and packs each call's inputs and outputs into few
+tensors (runners/sync/packed_calls.py); tests/test_stored_activations.py and
+tests/test_paac_agent.py check that they give this update.
 """
 import tensorflow as tf
 
@@ -36,7 +38,8 @@ def step_data(rewards, discounts, next_is_last, is_last):
 
 
 def update(agent, observations, actions, rollout_steps, values):
-  """One synchronous update of `agent.model` on a rollout; the metrics dict.
+  """One synchronous update of `agent.model` on a rollout (`agent.loss`: `loss` below for
+  PAAC; `agent.apply`: `apply` below); the metrics dict.
 
   observations [T, B, ...], actions [T, B], rollout_steps [4, T, B] (`step_data`: rewards,
   discounts, next_is_last, is_last; see returns.py), values [T + 1, B] from action selection
@@ -45,10 +48,10 @@ def update(agent, observations, actions, rollout_steps, values):
   # [T * B, ...]; -1: B may be unknown until run time (a TF-Agents dataset's batch).
   flat_obs = tf.reshape(observations, [-1] + observations.shape[2:].as_list())
   with tf.GradientTape() as tape:
-    total, metrics = loss(agent, agent.model(flat_obs, training=True), actions, rollout_steps,
-                          values)
+    total, metrics = agent.loss(agent.model(flat_obs, training=True), actions, rollout_steps,
+                                values)
   grads = tape.gradient(total, agent.model.trainable_variables)
-  return apply(agent, grads, metrics)
+  return agent.apply(grads, metrics)
 
 
 def loss(agent, outputs, actions, rollout_steps, values):

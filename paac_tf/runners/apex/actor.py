@@ -6,7 +6,7 @@ Run as a program of its own by `python -m paac_tf.commands.apex_actor` (the one-
 starts one per actor).
 
 Per batched step (all `num_envs` environments at once):
-  1.-2. the algorithm's acting (`ReplayAlgorithm.make_acting`, runners/apex/family.py) picks
+  1.-2. the algorithm's acting (`ReplayAlgorithm.make_acting`, algorithms/replay/algorithm.py) picks
      the actions: Ape-X's, Q-values of the observations under the local network (one
      compiled call) and epsilon-greedy actions, one epsilon per environment: its ladder
      spans the N environments of all actors (`algorithms/apex/epsilon.py`), global
@@ -92,7 +92,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
   Args:
-    algorithm: the `family.ReplayAlgorithm` whose acting the actor runs.
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose acting the actor runs.
     num_envs, num_workers: the actor's batched environment (`make_environment`).
     discount: gamma of the n-step returns (n is `ReplayLayout.n_step`).
     epsilon_base, epsilon_alpha: the exploration ladder over all N = num_actors * num_envs

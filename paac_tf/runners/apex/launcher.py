@@ -182,7 +182,7 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
-    algorithm: the `family.ReplayAlgorithm` trained.
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
       epsilon ladder spans all N * num_envs of them).
     port: the replay server's port (None: a free one).

@@ -30,27 +30,22 @@ automatically) and run_config.json; SavedModels under root_dir/policies/<model_n
 """
 import collections
 import dataclasses
-import os
 import time
 from typing import Optional
 
 from absl import logging
-import gin
 import reverb
-import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.envs import environment
-from paac_tf.policies import saved_model
+from paac_tf.runners import harness
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import call_thread
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
-from paac_tf.runtime import cadence as cadence_lib
-from paac_tf.runtime import checkpointing
 from paac_tf.runtime import checks
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
@@ -103,7 +98,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     replay_address: HOST:PORT of the Reverb server (`replay.py`).
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
     env_name: the environment (for specs and run records; the learner steps none).
-    algorithm: the `family.ReplayAlgorithm` whose update the learner runs.
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose update the learner runs.
     total_steps: agent steps (summed over actors) to train for.
     batch_size: prioritized batch size (Ape-X: 512).
     publish_interval: learner steps between weight publications.
@@ -138,14 +133,13 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     on_finished: optional callable run once training is over (also on errors), before the
       sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
-    A `runtime.cadence.RunResult` (its updates: learner steps) with the extras
+    A `runtime.run_result.RunResult` (its updates: learner steps) with the extras
     average_return_low_epsilon (and low_epsilon, the bound its episodes were played under)
     and replay_reconnects.
   """
   pools = threads.set_tf_threads(tf_threads, tf_inter_op_threads)
   if pools:
     logging.info("Learner TF threads: %d intra-op, %d inter-op (0: one per core).", *pools)
-  train_dir = os.path.join(root_dir, "train")
   network_settings = algorithm.network_settings()
   observation_spec, action_spec = environment.specs(env_name)
   algorithm.check_actions(env_name, action_spec)
@@ -155,17 +149,14 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
                 "n_step": layout.n_step, "single_frames": layout.single_frames,
                 "network_spec": algorithm.network_spec(action_spec, observation_spec,
                                                        **network_settings)}
-  checkpointing.check_run_config(train_dir, run_config)
+  harness.check_run_config(root_dir, run_config)
 
   step = algorithm.make_learner_step(action_spec, observation_spec, layout, seed)
-  env_steps_var = tf.Variable(0, dtype=tf.int64, name="env_steps")
-  episodes_var = tf.Variable(0, dtype=tf.int64, name="episodes")
-  checkpointer = checkpointing.Checkpointer(
-      train_dir, max_to_keep=keep_checkpoints, **step.checkpoint_trackables(),
-      env_steps=env_steps_var, episodes=episodes_var)
-  if checkpointer.restore_latest():
+  run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints,
+                        **step.checkpoint_trackables())
+  if run.restore():
     logging.info("Resuming at agent step %d (learner step %d, optimizer step %d).",
-                 int(env_steps_var.numpy()), int(step.steps.numpy()),
+                 run.steps, int(step.steps.numpy()),
                  int(step.optimizer.iterations.numpy()))
 
   client = reverb.Client(replay_address)
@@ -188,7 +179,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
       algorithm=algorithm, client=client, replay_address=replay_address, root_dir=root_dir,
       env_name=env_name,
       observation_spec=observation_spec, run_config=run_config, layout=layout, step=step,
-      checkpointer=checkpointer, env_steps_var=env_steps_var, episodes_var=episodes_var,
+      run=run,
       settings=settings, stop=stop, health_check=health_check)
   try:
     return loop.run()
@@ -204,37 +195,35 @@ class _LearnerLoop:
   """The learner's main loop and its bookkeeping.
 
   Args:
-    algorithm: the `family.ReplayAlgorithm` (its name and exports).
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) (its name and exports).
     client, replay_address: the replay server.
     root_dir, env_name, observation_spec, run_config: the run (outputs and exports).
     layout: the replay's `ReplayLayout`.
     step: the algorithm's compiled learner step (its networks, optimizer and step counter).
-    checkpointer: saves step's state with `env_steps_var` and `episodes_var`, the counts of
-      agent steps and episodes (restored by a resumed run).
+    run: the run's `harness.Harness`: its checkpoints of step's state with the counts of
+      agent steps and episodes (restored by a resumed run), its cadence and exports.
     settings: `LoopSettings`.
     stop, health_check: as for `apex_learner`.
   """
 
   def __init__(self, *, algorithm, client, replay_address, root_dir, env_name, observation_spec,
-               run_config, layout, step, checkpointer, env_steps_var, episodes_var, settings,
+               run_config, layout, step, run, settings,
                stop=None, health_check=None):
     self.algorithm = algorithm
     self.client, self.replay_address = client, replay_address
     self.root_dir, self.env_name = root_dir, env_name
     self.observation_spec, self.run_config = observation_spec, run_config
-    self.layout, self.step, self.checkpointer = layout, step, checkpointer
-    self.env_steps_var, self.episodes_var = env_steps_var, episodes_var
+    self.layout, self.step, self.run = layout, step, run
     self.settings, self.stop, self.health_check = settings, stop, health_check
     self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
-    self.reports.env_steps = int(self.env_steps_var.numpy())
-    self.reports.window.total = int(self.episodes_var.numpy())
-    self.cadence = cadence_lib.Cadence(
-        root_dir, checkpoint_interval=settings.checkpoint_interval,
+    self.reports.env_steps = run.steps
+    run.use_window(self.reports.window)
+    self.cadence = run.make_cadence(
+        checkpoint_interval=settings.checkpoint_interval,
         export_interval=settings.export_interval, summary_interval=settings.summary_interval,
-        start_steps=self.reports.env_steps, saved=bool(checkpointer.manager.latest_checkpoint),
-        save=self._save_checkpoint, export=self._export_policy,
-        export_dir=os.path.join(root_dir, "policies", saved_model.model_name(env_name)),
-        network=step.network, finite_keys=step.finite_metric_keys, step_name="learner step")
+        start_steps=self.reports.env_steps, save=self._save_checkpoint,
+        export=self._export_policy, network=step.network,
+        finite_keys=step.finite_metric_keys, step_name="learner step")
     self.writer = self.cadence.writer
     self.progress = progress_lib.Progress(settings.total_steps,
                                           start_step=self.reports.env_steps)
@@ -352,21 +341,14 @@ class _LearnerLoop:
     self.cadence.save(self.reports.env_steps, self.learner_steps, self._metrics)
 
   def _save_checkpoint(self, env_steps):
-    cadence_lib.assign_counters(self.env_steps_var, self.episodes_var, env_steps,
-                                self.reports.window.total)
-    self.checkpointer.save(env_steps)
+    self.run.save(env_steps)
     self._saved_updates = self.learner_steps
 
   def _export_policy(self, env_steps):
-    """The single call site of the project's export code for the Ape-X machinery."""
-    base = self.cadence.export_dir
-    metadata = {"env_name": str(self.env_name), "train_step": int(env_steps),
-                "learner_step": self.learner_steps, "algorithm": self.algorithm.name,
-                "run_config": self.run_config, "network": self.run_config["network"],
-                "operative_config": gin.operative_config_str()}
-    return saved_model.save_policy(self.algorithm, self.step.policy_network,
-                                   self.observation_spec,
-                                   base, int(env_steps), metadata)
+    """The policy network's export (the harness's training export)."""
+    return self.run.export(self.step.policy_network, self.observation_spec, int(env_steps),
+                           learner_step=self.learner_steps, algorithm=self.algorithm.name,
+                           run_config=self.run_config, network=self.run_config["network"])
 
   def _housekeeping(self):
     """Drains actor reports; writes episode metrics, throughput and progress."""

@@ -111,7 +111,7 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm,
   """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
 
   Args:
-    algorithm: the `family.ReplayAlgorithm` trained.
+    algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
       (given by `train_eval.ray_address`).
     num_actors: N actors (None: `run_local.num_actors`, which the configs set).

@@ -14,6 +14,7 @@ import time
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.runners import harness
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_roles
 from paac_tf.runtime import cadence
@@ -191,7 +192,8 @@ class RayRun:
     return cadence.RunResult(
         env_steps=checkpointing.latest_step(os.path.join(self.root_dir, "train")), updates=0,
         episodes=0, average_return=float("nan"), reason="signal",
-        extras={"actor_restarts": 0})
+        extras={"actor_restarts": 0},
+        policy_dir=cadence.newest_version(harness.export_dir(self.root_dir, self.env_name)))
 
   def _actor_ended(self, ref, entry, pending):
     """A call to an actor returned or failed. `entry`: (index, 'run' or 'probe').

@@ -1,17 +1,17 @@
 """The update with the forward pass done once: the torso's gradients from the activations
-stored while acting (networks/stored_activations.py), the heads' by tape; the same update
-as `update.update`, less CPU (tests/test_stored_activations.py).
+stored while acting (networks/stored_activations.py), the heads' by tape through the
+agent's own `loss`, applied by its own `apply`; the same update as `agent.update`
+(algorithms/paac/update.py for PAAC), less CPU (tests/test_stored_activations.py).
 
-With `PaacAgent.stores_activations` the loop acts with `act` (actions, values and the
-torso's activations in one tensor) at rollout steps 1..T-1 and trains with `train`. Step 0's
-activations are computed in `train`: its actions were chosen with the bootstrap values,
-before the last update.
+Where the calls `stores_activations` (rollout.CompiledCalls) the loop acts with `act`
+(actions, values and the torso's activations in one tensor) at rollout steps 1..T-1 and
+trains with `train`. Step 0's activations are computed in `train`: its actions were chosen
+with the bootstrap values, before the last update.
 """
 import tensorflow as tf
 
-from paac_tf.algorithms.paac import packed_calls
-from paac_tf.algorithms.paac import update
 from paac_tf.networks import stored_activations
+from paac_tf.runners.sync import packed_calls
 
 
 def _heads(model, features):
@@ -44,11 +44,10 @@ def train(agent, observations, actions, rollout_steps, values, *acted):
   heads = model.policy_head.trainable_variables + model.value_head.trainable_variables
   with tf.GradientTape() as tape:
     tape.watch(features)
-    total, metrics = update.loss(agent, _heads(model, features), actions, rollout_steps,
-                                 values)
+    total, metrics = agent.loss(_heads(model, features), actions, rollout_steps, values)
   d_features, *head_grads = tape.gradient(total, [features] + heads)
   torso_grads = stored_activations.backward(torso, flat_obs, stored, d_features)
   by_variable = {id(v): g for v, g in zip(torso.trainable_variables + heads,
                                           torso_grads + head_grads)}
   grads = [by_variable[id(v)] for v in model.trainable_variables]
-  return packed_calls.metrics_vector(update.apply(agent, grads, metrics))
+  return packed_calls.metrics_vector(agent, agent.apply(grads, metrics))

@@ -1,34 +1,47 @@
-"""PAAC training loop: n_e environments, t_max-step rollouts, one update per rollout.
+"""The synchronous runner: n_e environments, t_max-step rollouts, one update of the
+algorithm's loss per rollout (PAAC's training loop; any on-policy algorithm's, whose object
+provides its model, its agent and its loss: algorithms/paac/algorithm.py).
 
 Per rollout: t_max batched action selections (one compiled call each, for all n_e
 environments), t_max batched environment steps, then one compiled synchronous update on
 the n_e * t_max batch. Summaries, checkpoints, exports and the stop-on-signal check run
 between updates only, never inside the rollout.
 """
-import os
 
 from absl import logging
 import numpy as np
 
-from paac_tf.algorithms.paac import agent as agent_lib
-from paac_tf.algorithms.paac import export
-from paac_tf.algorithms.paac import rollout
+from paac_tf.algorithms import registry
 from paac_tf.envs import environment
-from paac_tf.networks import actor_critic
+from paac_tf.envs import worker_split
 from paac_tf.networks import precision as precision_lib
-from paac_tf.networks import specs
 from paac_tf.networks import torsos
-from paac_tf.runtime import cadence as cadence_lib
-from paac_tf.runtime import checkpointing
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
 from paac_tf.runtime import stop_target
-from paac_tf.runtime import summaries
+from paac_tf.runners import harness
+from paac_tf.runners.sync import rollout
+
+LAUNCHERS = ("local",)   # one machine, one process
 
 
-@checks.configurable(module="paac")
+def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
+  """Trains `algorithm` (an on-policy algorithm: `runner = 'sync'`) in `root_dir` on `env`
+  for `total_steps` agent steps; returns a `runtime.run_result.RunResult`."""
+  del launcher, ray_address   # one machine, one process
+  return paac_train(root_dir, env, int(total_steps), seed=seed, algorithm=algorithm,
+                    export_policies=True)
+
+
+def check_config(bound):
+  """The runner's checks across parameters: the environments split evenly among the worker
+  processes."""
+  worker_split.check_worker_split(paac_train, bound)
+
+
+@checks.configurable(module="paac", denylist=["algorithm", "export_policies"])
 def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count = 32,
                num_workers: checks.NonNegativeInt = 8, t_max: checks.Count = 5,
                network: checks.one_of(torsos.TORSOS) = "arch_nips",
@@ -40,8 +53,10 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                stop_at_average_return: checks.OptionalNumber = None,
                target_env_name: stop_target.TargetEnvName = None,
                overlap_learner: checks.Bool = False,
-               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", exporter=None):
-  """Trains PAAC for `total_steps` agent steps (n_e per batched env step); resumable.
+               precision: checks.one_of(precision_lib.PRECISIONS) = "float32", algorithm=None,
+               export_policies=False):
+  """Trains `algorithm` (None: the default, PAAC) for `total_steps` agent steps (n_e per
+  batched env step); resumable.
 
   Args:
     root_dir: run directory (train/ summaries and checkpoints, policies/ exports).
@@ -61,16 +76,18 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
       rollout.py).
     precision: the network's compute precision: 'float32', 'mixed_bfloat16' or 'auto'
       (paac_tf/networks/precision.py).
-    exporter: callable(agent, env, step) that exports the policy of agent step `step` into
-      `export.export_dir(root_dir, env_name)` (given by the algorithm's run).
+    algorithm: the on-policy algorithm object (its model, agent and loss).
+    export_policies: export the policy to root_dir/policies (harness.training_exporter)
+      every `export_interval` and at the end (`run` does).
   Returns:
-    A `runtime.cadence.RunResult`: env_steps, updates, episodes (of the whole run, across
+    A `runtime.run_result.RunResult`: env_steps, updates, episodes (of the whole run, across
     resumes), average return, reason.
   """
-  train_dir = os.path.join(root_dir, "train")
-  run_config = {"algorithm": "paac", "env_name": str(env_name), "network": network,
+  algorithm = algorithm or registry.get(registry.DEFAULT)
+  network_settings = {"network": network, "mlp_units": mlp_units, "initializer": initializer}
+  run_config = {**registry.record(algorithm), "env_name": str(env_name), "network": network,
                 "num_envs": int(num_envs), "t_max": int(t_max)}
-  checkpointing.check_run_config(train_dir, run_config)
+  harness.check_run_config(root_dir, run_config)
   total_updates = int(np.ceil(total_steps / (num_envs * t_max)))
   target = stop_target.for_run(stop_at_average_return, target_env_name, env_name)
 
@@ -81,47 +98,39 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                                        seed=seed)
     try:
       obs_spec = env.observation_spec()
-      model = actor_critic.build_actor_critic(env.num_actions, obs_spec, torso=network,
-                                              mlp_units=mlp_units, initializer=initializer,
-                                              precision=precision, seed=seed)
-      agent = agent_lib.PaacAgent(model, total_updates=total_updates,
-                                  steps_per_update=num_envs * t_max, seed=seed)
-      env_steps, episodes_done = cadence_lib.counters()
-      checkpointer = checkpointing.Checkpointer(
-          train_dir, max_to_keep=keep_checkpoints, model=model, optimizer=agent.optimizer,
-          rng=agent.rng, env_steps=env_steps, episodes=episodes_done)
-      restored = checkpointer.restore_latest()
+      model = algorithm.make_model(env.action_spec(), obs_spec, network_settings,
+                                   precision=precision, seed=seed)
+      agent = algorithm.make_agent(model, total_updates=total_updates,
+                                   steps_per_update=num_envs * t_max, seed=seed)
+      run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints, model=model,
+                            optimizer=agent.optimizer, rng=agent.rng)
+      restored = run.restore()
       # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
-      checkpointing.check_run_config(train_dir, {"network_spec": specs.actor_critic_spec(
-          env.num_actions, obs_spec, network, mlp_units, initializer)})
+      harness.check_run_config(root_dir, {"network_spec": algorithm.network_spec(
+          env.action_spec(), obs_spec, **network_settings)})
       config.write_operative_config(root_dir)
+      steps = run.steps
       if restored:
-        logging.info("Resuming at agent step %d (update %d).", int(env_steps.numpy()),
+        logging.info("Resuming at agent step %d (update %d).", steps,
                      int(agent.optimizer.iterations.numpy()))
       if restored and not stop.requested:
         # New episodes on resume: reseed the environments from the step count.
         env.close()
         env = environment.make_environment(env_name, num_envs=num_envs,
-                                           num_workers=num_workers,
-                                           seed=seed + int(env_steps.numpy()))
-      window = summaries.EpisodeWindow(100)
-      window.total = int(episodes_done.numpy())     # episodes of the run before a resume
-      steps = int(env_steps.numpy())
+                                           num_workers=num_workers, seed=seed + steps)
 
-      def save(at_steps):
-        cadence_lib.assign_counters(env_steps, episodes_done, at_steps, window.total)
-        checkpointer.save(at_steps)
+      def export(at_steps):
+        if export_policies:
+          return run.export(model, obs_spec, at_steps,
+                            network=getattr(model, "torso_name", None))
+        return None
 
-      # saved: a new run stopped before its first update still saves its step 0.
-      cadence = cadence_lib.Cadence(
-          root_dir, checkpoint_interval=checkpoint_interval, export_interval=export_interval,
-          summary_interval=summary_interval, start_steps=steps,
-          saved=checkpointer.manager.latest_checkpoint is not None, save=save,
-          export=lambda at_steps: exporter(agent, env, at_steps) if exporter else None,
-          export_dir=export.export_dir(root_dir, env_name), network=model,
+      cadence = run.make_cadence(
+          checkpoint_interval=checkpoint_interval, export_interval=export_interval,
+          summary_interval=summary_interval, start_steps=steps, export=export, network=model,
           finite_keys=("Losses/total", "Optimizer/global_norm"))
       runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-      return _run(runner, cadence, window, steps, int(agent.optimizer.iterations.numpy()),
+      return _run(runner, cadence, run.window, steps, int(agent.optimizer.iterations.numpy()),
                   total_steps, target, stop)
     finally:
       env.close()

@@ -1,4 +1,4 @@
-"""Collects PAAC rollouts and applies the update, keeping env groups in flight.
+"""Collects rollouts and applies the agent's update, keeping env groups in flight.
 
 With one env group this is the plain synchronous loop: act on s_t for all n_e envs, step
 all envs, repeat t_max times, update. With G groups (n_e / G envs each) the groups are
@@ -34,14 +34,17 @@ with arch_nips and n_e 32) were copied twice (`.numpy()`, then into one array fo
 update): action selection alone is 7% faster without (obs/s, 6 rounds in turn), the update
 1.5% faster.
 """
+import functools
 import inspect
 
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.algorithms.paac import update
-from paac_tf.algorithms.paac import tensor_views
 from paac_tf.envs import batched
+from paac_tf.networks import stored_activations
+from paac_tf.runners.sync import packed_calls
+from paac_tf.runners.sync import stored_update
+from paac_tf.runners.sync import tensor_views
 
 LAST = batched.LAST
 
@@ -75,16 +78,43 @@ def concrete_function(function, *args):
   return function.get_concrete_function(*(tf.TensorSpec(a.shape, a.dtype) for a in args))
 
 
-class RolloutRunner:
-  """Runs `t_max`-step rollouts on a batched env (grouped or not) and trains `agent`."""
+class CompiledCalls:
+  """The agent's acting and update as the loop calls them, each one `tf.function` (XLA with
+  `agent.jit_compile`): `act_packed` / `train_packed` (packed_calls.py: one tensor out of
+  each call) and, with `agent.reuse_activations` for the torsos
+  networks/stored_activations.py supports (`stores_activations`), `act_stored` /
+  `train_stored` (stored_update.py: the update takes the torso's gradients from the
+  activations stored while acting, instead of a second forward pass on the same
+  observations under the same weights): the same update, less CPU.
 
-  def __init__(self, env, agent, t_max, overlap_learner=False):
+  The agent (algorithms/paac/agent.py) provides `model`, `policy`, `sample`, `update`,
+  `loss`, `apply`, `metric_names`, `jit_compile` and `reuse_activations`.
+  """
+
+  def __init__(self, agent):
+    compiled = functools.partial(tf.function, jit_compile=agent.jit_compile)
+    self.act_packed = compiled(functools.partial(packed_calls.act, agent))
+    self.train_packed = compiled(functools.partial(packed_calls.train, agent))
+    torso = getattr(agent.model, "torso", None)
+    self.stores_activations = bool(agent.reuse_activations and torso is not None and
+                                   stored_activations.supports(torso))
+    if self.stores_activations:
+      self.activation_size = stored_activations.stored_size(torso)
+      self.act_stored = compiled(functools.partial(stored_update.act, agent))
+      self.train_stored = compiled(functools.partial(stored_update.train, agent))
+
+
+class RolloutRunner:
+  """Runs `t_max`-step rollouts on a batched env (grouped or not) and trains `agent` (its
+  compiled `calls`: a `CompiledCalls` of it unless given)."""
+
+  def __init__(self, env, agent, t_max, overlap_learner=False, calls=None):
     self.env = env
     self.agent = agent
+    self.calls = calls or CompiledCalls(agent)
     self.t_max = int(t_max)
     self.overlap_learner = bool(overlap_learner)
-    self.stores_activations = bool(getattr(agent, "stores_activations", False) and
-                                   self.t_max > 1)
+    self.stores_activations = self.calls.stores_activations and self.t_max > 1
     self.groups = list(getattr(env, "groups", [env]))
     self.steps_per_update = int(env.batch_size) * self.t_max
     self._buffers = [_GroupBuffer() for _ in self.groups]
@@ -120,10 +150,10 @@ class RolloutRunner:
     activations if they are stored, is kept for the update (`_acted`)."""
     observation = tensor_views.as_tensor(self._slot(k, t))
     if self.stores_activations and 0 < t < self.t_max:
-      packed = self._concrete(self.agent.act_stored, observation)
+      packed = self._concrete(self.calls.act_stored, observation)
       self._acted[t - 1][k] = packed
     else:
-      packed = self._concrete(self.agent.act_packed, observation)
+      packed = self._concrete(self.calls.act_packed, observation)
     packed = tensor_views.numpy_view(packed)
     return packed[:, 0].astype(np.int64), packed[:, 1]
 
@@ -182,11 +212,11 @@ class RolloutRunner:
         self._send(k)
     if self.stores_activations:
       acted = [packed for step in self._acted for packed in step]
-      metrics = self._concrete(self.agent.train_stored, *batch, *acted).numpy()
+      metrics = self._concrete(self.calls.train_stored, *batch, *acted).numpy()
     else:
-      metrics = self._concrete(self.agent.train_packed, *batch).numpy()
+      metrics = self._concrete(self.calls.train_packed, *batch).numpy()
     self._current = 1 - self._current
-    return dict(zip(update.METRIC_NAMES, metrics))
+    return dict(zip(self.agent.metric_names, metrics))
 
   def _batch(self):
     """`train_packed`'s arguments: observations [T, n_e, ...] (the current rollout's array,

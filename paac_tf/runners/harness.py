@@ -1,0 +1,119 @@
+"""What every runner does around its loop, written once: the synchronous runner
+(runners/sync/train_loop.py) and the Ape-X learner (runners/apex/learner.py) use it.
+
+  harness = Harness(root_dir, env_name, algorithm, keep_checkpoints, model=..., ...)
+  restored = harness.restore()         # the latest checkpoint, the counters, the window
+  cadence = harness.make_cadence(...)  # summaries, checkpoints (harness.save), exports
+  ... the runner's loop, calling cadence.summaries / after_update ...
+  result = cadence.finish(...)         # a RunResult with the final export's policy_dir
+
+The run directory holds train/ (run_config.json: `check_run_config` refuses to resume a
+run made with another configuration; summaries; checkpoints) and policies/<model>/<agent
+step>/ (the exports). A checkpoint holds the runner's trackables (the algorithm's network,
+optimizer, ...) beside the agent-step and episode counters, under the keys of existing runs
+(`env_steps`, `episodes`: runtime/cadence.py's `counters`).
+"""
+import os
+from typing import Optional
+
+import gin
+
+from paac_tf import errors
+from paac_tf.policies import run_settings
+from paac_tf.policies import saved_model
+from paac_tf.runtime import cadence as cadence_lib
+from paac_tf.runtime import checkpointing
+from paac_tf.runtime import checks
+from paac_tf.runtime import summaries
+
+OptionalBool = checks.allows(checks.optional(checks.BOOL), Optional[bool])
+
+
+def train_dir(root_dir):
+  """root_dir/train: summaries, checkpoints and run_config.json."""
+  return os.path.join(root_dir, "train")
+
+
+def export_dir(root_dir, env_name):
+  """root_dir/policies/<model_name>: where a run's exports go, one version per agent step."""
+  return os.path.join(root_dir, "policies", saved_model.model_name(env_name))
+
+
+def check_run_config(root_dir, run_config):
+  """Records `run_config` in train/run_config.json, or refuses a run directory that holds a
+  run made with another one (checkpointing.check_run_config)."""
+  checkpointing.check_run_config(train_dir(root_dir), run_config)
+
+
+@checks.configurable(denylist=["root_dir", "env_name", "algorithm"])
+def training_exporter(root_dir, env_name, algorithm, greedy: OptionalBool = None):
+  """Returns export(model, observation_spec, step, **metadata) writing `algorithm`'s policy
+  of `model` to `export_dir(root_dir, env_name)`/<step>/, with the run's run_config.json and
+  operative config in its metadata; greedy: argmax actions (None: the algorithm's
+  `export_greedy`)."""
+  base = export_dir(root_dir, env_name)
+
+  def export(model, observation_spec, step, **metadata):
+    run_config = {}
+    try:
+      run_config = run_settings.read_run_config(root_dir)
+    except errors.UserError:
+      pass
+    metadata = {"env_name": str(env_name), "train_step": int(step), "run_config": run_config,
+                "operative_config": gin.operative_config_str(), **metadata}
+    return saved_model.save_policy(algorithm, model, observation_spec, base, step, metadata,
+                                   greedy=greedy)
+
+  return export
+
+
+class Harness:
+  """One run's checkpoints, counters, episode window, cadence and exports (see the module
+  docstring). `trackables`: what the checkpoint holds besides the counters."""
+
+  def __init__(self, root_dir, env_name, algorithm, keep_checkpoints=3, **trackables):
+    self.root_dir = root_dir
+    self.export_dir = export_dir(root_dir, env_name)
+    self.env_steps, self.episodes = cadence_lib.counters()
+    self.checkpointer = checkpointing.Checkpointer(
+        train_dir(root_dir), max_to_keep=keep_checkpoints, **trackables,
+        env_steps=self.env_steps, episodes=self.episodes)
+    self.window = summaries.EpisodeWindow(100)
+    self.export = training_exporter(root_dir, env_name, algorithm)
+    self.cadence = None
+
+  def restore(self):
+    """Restores the latest checkpoint, if any (whether one was): the trackables, the
+    counters, and the episodes of the run before this process (`window.total`)."""
+    restored = self.checkpointer.restore_latest()
+    self.window.total = int(self.episodes.numpy())
+    return restored
+
+  @property
+  def steps(self):
+    """The agent steps of the run so far (restored)."""
+    return int(self.env_steps.numpy())
+
+  def use_window(self, window):
+    """Counts the episodes of `window` (a runner's own, e.g. the Ape-X actor reports')
+    instead of the harness's, from the restored total."""
+    window.total = self.window.total
+    self.window = window
+
+  def save(self, at_steps):
+    """The checkpoint of agent step `at_steps`, with the counters."""
+    cadence_lib.assign_counters(self.env_steps, self.episodes, at_steps, self.window.total)
+    self.checkpointer.save(at_steps)
+
+  def make_cadence(self, *, checkpoint_interval, export_interval, summary_interval,
+                   start_steps, export, network, finite_keys, step_name="update", save=None):
+    """The run's `cadence.Cadence`: `export(steps)` exports the policy of agent step
+    `steps` (usually through `self.export`), `save` (default `self.save`) checkpoints it."""
+    # saved: a new run stopped before its first update still saves its step 0.
+    self.cadence = cadence_lib.Cadence(
+        self.root_dir, checkpoint_interval=checkpoint_interval,
+        export_interval=export_interval, summary_interval=summary_interval,
+        start_steps=start_steps, saved=self.checkpointer.manager.latest_checkpoint is not None,
+        save=save or self.save, export=export, export_dir=self.export_dir, network=network,
+        finite_keys=finite_keys, step_name=step_name)
+    return self.cadence
