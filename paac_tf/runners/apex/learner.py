@@ -213,7 +213,7 @@ class _LearnerLoop:
     self.client, self.replay_address = client, replay_address
     self.root_dir, self.env_name = root_dir, env_name
     self.observation_spec, self.run_config = observation_spec, run_config
-    self.layout, self.step, self.run = layout, step, run
+    self.layout, self.step, self.harness_run = layout, step, run
     self.settings, self.stop, self.health_check = settings, stop, health_check
     self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
     self.reports.env_steps = run.steps
@@ -341,12 +341,12 @@ class _LearnerLoop:
     self.cadence.save(self.reports.env_steps, self.learner_steps, self._metrics)
 
   def _save_checkpoint(self, env_steps):
-    self.run.save(env_steps)
+    self.harness_run.save(env_steps)
     self._saved_updates = self.learner_steps
 
   def _export_policy(self, env_steps):
     """The policy network's export (the harness's training export)."""
-    return self.run.export(self.step.policy_network, self.observation_spec, int(env_steps),
+    return self.harness_run.export(self.step.policy_network, self.observation_spec, int(env_steps),
                            learner_step=self.learner_steps, algorithm=self.algorithm.name,
                            run_config=self.run_config, network=self.run_config["network"])
 
