@@ -231,8 +231,7 @@ def provenance(load):
           "machine": "2 cores shared with a training run at higher priority (run niced)"}
 
 
-def _n(x, digits=0):
-  return "-" if x is None else ("{:,.%df}" % digits).format(x)
+_n = apex_measurements.grouped   # a table cell
 
 
 def table(results):

@@ -42,6 +42,11 @@ def learner_setting(parameter):
   return config.configured_or_default(learner.apex_learner, parameter)
 
 
+def grouped(x, digits=0):
+  """A table cell: `x` with thousands separators and `digits` decimals; '-' for None."""
+  return "-" if x is None else ("{:,.%df}" % digits).format(x)
+
+
 def rss(pid):
   """Resident memory of a live process, bytes."""
   return psutil.Process(pid).memory_info().rss

@@ -243,8 +243,7 @@ def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_na
   return rows
 
 
-def _f(x, digits=0):
-  return "-" if x is None else ("{:,.%df}" % digits).format(x)
+_f = apex_measurements.grouped   # a table cell
 
 
 def scale_table(rows):
