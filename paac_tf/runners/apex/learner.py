@@ -152,11 +152,11 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
   harness.check_run_config(root_dir, run_config)
 
   step = algorithm.make_learner_step(action_spec, observation_spec, layout, seed)
-  run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints,
-                        **step.checkpoint_trackables())
-  if run.restore():
+  harness_run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints,
+                                **step.checkpoint_trackables())
+  if harness_run.restore():
     logging.info("Resuming at agent step %d (learner step %d, optimizer step %d).",
-                 run.steps, int(step.steps.numpy()),
+                 harness_run.steps, int(step.steps.numpy()),
                  int(step.optimizer.iterations.numpy()))
 
   client = reverb.Client(replay_address)
@@ -179,7 +179,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
       algorithm=algorithm, client=client, replay_address=replay_address, root_dir=root_dir,
       env_name=env_name,
       observation_spec=observation_spec, run_config=run_config, layout=layout, step=step,
-      run=run,
+      harness_run=harness_run,
       settings=settings, stop=stop, health_check=health_check)
   try:
     return loop.run()
@@ -200,25 +200,25 @@ class _LearnerLoop:
     root_dir, env_name, observation_spec, run_config: the run (outputs and exports).
     layout: the replay's `ReplayLayout`.
     step: the algorithm's compiled learner step (its networks, optimizer and step counter).
-    run: the run's `harness.Harness`: its checkpoints of step's state with the counts of
+    harness_run: the run's `harness.Harness`: its checkpoints of step's state with the counts of
       agent steps and episodes (restored by a resumed run), its cadence and exports.
     settings: `LoopSettings`.
     stop, health_check: as for `apex_learner`.
   """
 
   def __init__(self, *, algorithm, client, replay_address, root_dir, env_name, observation_spec,
-               run_config, layout, step, run, settings,
+               run_config, layout, step, harness_run, settings,
                stop=None, health_check=None):
     self.algorithm = algorithm
     self.client, self.replay_address = client, replay_address
     self.root_dir, self.env_name = root_dir, env_name
     self.observation_spec, self.run_config = observation_spec, run_config
-    self.layout, self.step, self.harness_run = layout, step, run
+    self.layout, self.step, self.harness_run = layout, step, harness_run
     self.settings, self.stop, self.health_check = settings, stop, health_check
     self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
-    self.reports.env_steps = run.steps
-    run.use_window(self.reports.window)
-    self.cadence = run.make_cadence(
+    self.reports.env_steps = harness_run.steps
+    harness_run.use_window(self.reports.window)
+    self.cadence = harness_run.make_cadence(
         checkpoint_interval=settings.checkpoint_interval,
         export_interval=settings.export_interval, summary_interval=settings.summary_interval,
         start_steps=self.reports.env_steps, save=self._save_checkpoint,

@@ -102,14 +102,14 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
                                    precision=precision, seed=seed)
       agent = algorithm.make_agent(model, total_updates=total_updates,
                                    steps_per_update=num_envs * t_max, seed=seed)
-      run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints, model=model,
+      harness_run = harness.Harness(root_dir, env_name, algorithm, keep_checkpoints, model=model,
                             optimizer=agent.optimizer, rng=agent.rng)
-      restored = run.restore()
+      restored = harness_run.restore()
       # The network's full spec (for exports), recorded once any checkpoint is known to fit it.
       harness.check_run_config(root_dir, {"network_spec": algorithm.network_spec(
           env.action_spec(), obs_spec, **network_settings)})
       config.write_operative_config(root_dir)
-      steps = run.steps
+      steps = harness_run.steps
       if restored:
         logging.info("Resuming at agent step %d (update %d).", steps,
                      int(agent.optimizer.iterations.numpy()))
@@ -121,17 +121,17 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
 
       def export(at_steps):
         if export_policies:
-          return run.export(model, obs_spec, at_steps,
+          return harness_run.export(model, obs_spec, at_steps,
                             network=getattr(model, "torso_name", None))
         return None
 
-      cadence = run.make_cadence(
+      cadence = harness_run.make_cadence(
           checkpoint_interval=checkpoint_interval, export_interval=export_interval,
           summary_interval=summary_interval, start_steps=steps, export=export, network=model,
           finite_keys=("Losses/total", "Optimizer/global_norm"))
       runner = rollout.RolloutRunner(env, agent, t_max, overlap_learner=overlap_learner)
-      return _run(runner, cadence, run.window, steps, int(agent.optimizer.iterations.numpy()),
-                  total_steps, target, stop)
+      return _run(runner, cadence, harness_run.window, steps,
+                  int(agent.optimizer.iterations.numpy()), total_steps, target, stop)
     finally:
       env.close()
 
