@@ -5,7 +5,8 @@ An algorithm is one object, a subclass of `Algorithm` registered under its name
 the object:
 
 - the runner that trains it (`runner`): 'sync' (runners/sync/: rollouts of n_e
-  environments and one update of the algorithm's loss each, `on_policy.OnPolicyAlgorithm`)
+  environments and one update of the algorithm's loss each: `paac.algorithm.Paac`'s
+  make_model, make_agent and loss, which an on-policy algorithm subclasses)
   or 'replay' (runners/apex/: the Ape-X replay, actors and learner,
   `replay.algorithm.ReplayAlgorithm`); runners/dispatch.py starts it, the algorithm owns no
   loop;
