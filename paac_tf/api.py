@@ -137,7 +137,9 @@ def _train(gin_files, bindings, root_dir, stop):
     train_eval_lib.load_configurables()
     gin.clear_config()
     config_files = config.parse(gin_files, bindings)
-    validation.check_bindings()   # bad values stop here, before the run directory is made
+    # Bad values stop here, before the run directory is made; the environment is resolved
+    # (and its actions checked) once, here, and goes down as train_eval's `env`.
+    env = validation.check_bindings()
     train_dir = os.path.join(root_dir, "train")
     stop.begin_run()
     if stop.requested:   # during the imports or the configuration: nothing made, nothing lost
@@ -148,7 +150,7 @@ def _train(gin_files, bindings, root_dir, stop):
     root_dir = root_dirs.prepare_root_dir(root_dir)
     lock = lock or run_lock.acquire(root_dir, what="paac_tf.train")
     logging.info("Run directory: %s", root_dir)
-    result = train_eval_lib.train_eval(root_dir=root_dir, config_files=config_files)
+    result = train_eval_lib.train_eval(root_dir=root_dir, config_files=config_files, env=env)
   finally:
     if lock:
       lock.release()

@@ -65,21 +65,11 @@ def make_environment(env_name, num_envs, num_workers, seed,
   return grouped.GroupedBatchedPyEnvironment(groups)
 
 
-_SPECS = {}
-
-
 def specs(env):
   """(observation spec, action spec) of `env` (a `names.Environment` or a name) as
-  `make_environment` builds it: learned from one environment, built once per environment
-  and process (the settings of make_environment change no spec)."""
-  env = names.resolve(env)
-  if env not in _SPECS:
-    built = make_environment(env, num_envs=1, num_workers=0, seed=0)
-    try:
-      _SPECS[env] = (built.observation_spec(), built.action_spec())
-    finally:
-      built.close()
-  return _SPECS[env]
+  `make_environment` builds it (its settings change no spec): from the spaces of one
+  gymnasium env per environment and process (`factory.specs`), no batched env built."""
+  return factory.specs(names.resolve(env))
 
 
 def describe_actions(action_spec):

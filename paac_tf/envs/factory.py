@@ -15,6 +15,8 @@ All of them follow the project's batched-env contract (see `atari_vector.py`).
 """
 import functools
 
+import numpy as np
+
 from paac_tf.envs import names
 
 ATARI_BACKENDS = ("vector", "portable")
@@ -32,18 +34,34 @@ def _check_backend(atari_backend):
                      (atari_backend, ", ".join(repr(b) for b in ATARI_BACKENDS)))
 
 
-def _check_spaces(env_id):
-  """Fails fast, in this process, on spaces the adapter cannot take (before any worker starts,
-  so the user gets the adapter's clear one-line error rather than a worker failure): e.g. an
-  unbounded or integer Box, or a MultiDiscrete action space."""
+def specs(env):
+  """(observation spec, action spec) of the batched env `make_batched_env` builds for the
+  `names.Environment` `env` (any settings: none changes a spec), from one `gymnasium.make`
+  per environment and process (its spaces; the env is closed at once, no batched env is
+  built). Raises the adapter's one-line `UnsupportedSpaceError` on spaces it cannot take
+  (e.g. an unbounded or integer Box, a MultiDiscrete action space)."""
+  return _specs(env.game if env.is_atari else env.gymnasium_id)
+
+
+@functools.lru_cache(maxsize=None)
+def _specs(resolved):
   # Lazy, here and below: only the path an environment takes is imported (ale-py's C++
   # vector env, the portable Atari envs, or gymnasium and its worker pool).
-  import gymnasium as gym  # pylint: disable=import-outside-toplevel
+  from tf_agents.specs import array_spec  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
-  env = gym.make(env_id)
+  from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
+  env_id = resolved.gymnasium_id if isinstance(resolved, names.AtariGame) else resolved
+  gymnasium = gym_adapter.import_gymnasium_for(env_id)
+  env = gymnasium.make(env_id)
   try:
-    gym_adapter.observation_spec_from_space(env.observation_space, env_id, True)
-    gym_adapter.action_spec_from_space(env.action_space, env_id)
+    if isinstance(resolved, names.AtariGame):   # the preprocessed frames both backends give
+      shape = (ATARI_SCREEN_SIZE, ATARI_SCREEN_SIZE, ATARI_FRAME_STACK)
+      return (array_spec.BoundedArraySpec(shape, np.uint8, 0, 255, name="observation"),
+              array_spec.BoundedArraySpec((), np.int64, 0, int(env.action_space.n) - 1,
+                                          name="action"))
+    return (gym_adapter.observation_spec_from_space(env.observation_space, env_id, True),
+            worker_pool.batch_action_spec(
+                gym_adapter.action_spec_from_space(env.action_space, env_id)))
   finally:
     env.close()
 
@@ -73,13 +91,14 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
     ((return, length) pairs; `with_env_index=True`: (return, length, env index)), `close()`.
   """
   _check_backend(atari_backend)
-  resolved = names.resolve(env_name).resolved
+  env = names.resolve(env_name)
+  resolved = env.resolved
   num_envs, num_workers, seed = int(num_envs), int(num_workers), int(seed)
   if num_envs < 1:
     raise ValueError("num_envs must be >= 1, got %d." % num_envs)
   if isinstance(resolved, names.AtariGame):
     if atari_backend == "vector":
-      # Lazy (as in _check_spaces): only the path an environment takes is imported.
+      # Lazy (as in _specs): only the path an environment takes is imported.
       from paac_tf.envs import atari_vector  # pylint: disable=import-outside-toplevel
       return atari_vector.AtariVectorPyEnvironment(
           resolved.rom_id, num_envs, num_threads=int(num_threads), seed=seed,
@@ -95,10 +114,12 @@ def make_batched_env(env_name, num_envs, num_workers=0, seed=0, atari_backend="v
         frameskip=ATARI_FRAMESKIP, frame_stack=ATARI_FRAME_STACK,
         repeat_action_probability=ATARI_REPEAT_ACTION_PROBABILITY,
         max_episode_frames=max_episode_frames)
-  # Lazy (as in _check_spaces): only the path an environment takes is imported.
+  # Lazy (as in _specs): only the path an environment takes is imported.
   from paac_tf.envs import gym_adapter  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import worker_pool  # pylint: disable=import-outside-toplevel
-  _check_spaces(resolved)
+  # Fails fast, in this process, on spaces the adapter cannot take (before any worker
+  # starts: the adapter's one-line error rather than a worker failure).
+  specs(env)
   # Workers start without this process's imports: name the module that registers the env.
   env_id = names.worker_env_id(resolved) if num_workers else resolved
   env_fns = [functools.partial(gym_adapter.GymnasiumPyEnvironment, env_id, seed=seed + i)

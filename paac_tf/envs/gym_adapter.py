@@ -56,7 +56,7 @@ class UnsupportedSpaceError(errors.UserError, ValueError):
   """A gymnasium env has an observation or action space this adapter cannot represent."""
 
 
-def _import_gymnasium_for(env_id):
+def import_gymnasium_for(env_id):
   """gymnasium, with ale-py's envs registered first when `env_id` is an `ALE/...` id."""
   if isinstance(env_id, str) and env_id.startswith("ALE/"):
     # Lazy: ale-py (its ROMs and envs) only for the ALE ids.
@@ -173,7 +173,7 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
                env_kwargs=None, auto_reset=True):
     super().__init__(handle_auto_reset=False)
     if isinstance(env, str):
-      gymnasium = _import_gymnasium_for(env)
+      gymnasium = import_gymnasium_for(env)
       self._env_id = env
       self._env = gymnasium.make(env, max_episode_steps=max_episode_steps, **(env_kwargs or {}))
     else:

@@ -141,7 +141,7 @@ def _describe_exit(exitcode):
   return "exited with code %d" % exitcode
 
 
-def _batch_action_spec(action_spec):
+def batch_action_spec(action_spec):
   """The batch's per-environment action spec: int64 scalar for a scalar bounded integer spec,
   float32 for a bounded float one with finite bounds; anything else is a ValueError."""
   if isinstance(action_spec, array_spec.BoundedArraySpec):
@@ -266,7 +266,7 @@ class ParallelBatchedPyEnvironment(batched.BatchedPyEnvironment):
           name="observation")
     else:
       self._obs_spec = array_spec.ArraySpec(obs_spec.shape, obs_spec.dtype, name="observation")
-    self._action_spec = _batch_action_spec(action_spec)
+    self._action_spec = batch_action_spec(action_spec)
     self._continuous = not batched.is_discrete_spec(self._action_spec)
     self._action_shape = (self._num_envs,) + tuple(self._action_spec.shape)
     if not (isinstance(reward_spec, array_spec.ArraySpec) and reward_spec.shape == ()):

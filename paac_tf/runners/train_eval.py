@@ -28,12 +28,12 @@ ALGORITHM = checks.Check(
     lambda v: isinstance(v, str) and (v in registry.names() or ":" in v), resolve=registry.get)
 
 
-@checks.configurable(denylist=["config_files"])
+@checks.configurable(denylist=["config_files", "env"])
 def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                total_steps: checks.Count = gin.REQUIRED,
                algorithm: checks.allows(ALGORITHM, str) = registry.DEFAULT,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
-               ray_address=None, config_files=()):
+               ray_address=None, config_files=(), env=None):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
   the run's `runtime.run_result.RunResult`.
 
@@ -45,13 +45,19 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
   `config_files`: the gin files parsed (not a binding); when the last is a shipped config
   with a reference run in results/, that run's curve goes to root_dir/reference
-  (`runtime/reference_curve.py`).
+  (`runtime/reference_curve.py`). `env` (not a binding): `env_name` resolved, where the
+  caller checked the configuration already (`validation.check_bindings` returns it, as
+  `api.train` does); None: the values given here are checked and `env_name` resolved.
   """
-  validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,
-                          algorithm=algorithm, seed=seed, deterministic=deterministic)
-  env = names.resolve(env_name)   # checked once (and by check_values): the typed value goes down
+  if env is None:
+    validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,
+                            algorithm=algorithm, seed=seed, deterministic=deterministic)
+    env = names.resolve(env_name)   # the typed value goes down: nothing below resolves it
+    validation.check_actions(registry.get(algorithm), env)
+  elif env.name != env_name:
+    raise ValueError("train_eval: env %r is not the resolution of env_name %r." % (
+        env.name, env_name))
   chosen = registry.get(algorithm)
-  validation.check_actions(chosen, env)
   if launcher not in LAUNCHERS or launcher not in dispatch.launchers(chosen):
     on_ray = [a.display_name for a in registry.algorithms()
               if "ray" in dispatch.launchers(a)]

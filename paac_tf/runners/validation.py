@@ -101,7 +101,8 @@ def check_bindings(required=REQUIRED):
   check, and that the `required` ones are bound (the Ape-X programs, which take the environment and
   the length of the run as flags too, require none); raises a ConfigError
   (UnknownEnvironmentError for an unknown environment) naming the first bad binding and
-  what it allows."""
+  what it allows. Returns the configured train_eval.env_name resolved (the
+  `names.Environment` the run takes as `train_eval`'s `env`), or None if unbound."""
   declared = checks()
   for binding in required:
     if config.configured(binding, _UNBOUND) is _UNBOUND:
@@ -116,14 +117,17 @@ def check_bindings(required=REQUIRED):
   algorithm.check_config(_value)
   dispatch.check_config(algorithm, _value)
   env_name = _value("train_eval.env_name", None)
-  if env_name is not None:
-    check_actions(algorithm, env_name)
+  if env_name is None:
+    return None
+  env = names.resolve(env_name)   # checked above (`_check`): the resolution is remembered
+  check_actions(algorithm, env)
+  return env
 
 
-def check_actions(algorithm, env_name):
-  """Raises a UserError unless `algorithm` takes the actions of `env_name` (every Atari
-  game's are discrete; a gymnasium environment's specs are learned once per process)."""
-  env = names.resolve(env_name)
+def check_actions(algorithm, env):
+  """Raises a UserError unless `algorithm` takes the actions of the `names.Environment` `env`
+  (every Atari game's are discrete; a gymnasium environment's specs come from its spaces,
+  once per process: `environment.specs`)."""
   if not env.is_atari:
     algorithm.check_actions(env, environment.specs(env)[1])
 

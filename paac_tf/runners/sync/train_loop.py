@@ -17,6 +17,7 @@ from paac_tf.envs import worker_split
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import torsos
 from paac_tf.runtime import checks
+from paac_tf.runtime import checkpointing
 from paac_tf.runtime import config
 from paac_tf.runtime import progress as progress_lib
 from paac_tf.runtime import signals
@@ -63,7 +64,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     env_name: Atari game (`Pong`, `PongNoFrameskip-v4`, `ALE/Pong-v5`) or gymnasium id.
     total_steps: agent steps to train for (one agent step = frameskip frames on Atari).
     seed: seeds the initial weights, the agent's action sampling and the environments
-      (environment i: seed + i; on resume, seed + the agent steps done + i).
+      (environment i: seed + i; on resume, seed + the latest checkpoint's agent step + i).
     checkpoint_interval: agent steps between checkpoints.
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
@@ -94,8 +95,11 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
   # Installed before the environments start: a stop during the start-up ends the run at
   # the loop's start, after a checkpoint of the model (restored, or new at agent step 0).
   with signals.stop_on_signals() as stop:
+    # Built once, seeded from the agent step of the latest checkpoint (new episodes on
+    # resume): environment i gets seed + that step + i.
+    start = checkpointing.latest_step(harness.train_dir(root_dir))
     env = environment.make_environment(env_name, num_envs=num_envs, num_workers=num_workers,
-                                       seed=seed)
+                                       seed=seed + start)
     try:
       obs_spec = env.observation_spec()
       model = algorithm.make_model(env.action_spec(), obs_spec, network_settings,
@@ -113,11 +117,6 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
       if restored:
         logging.info("Resuming at agent step %d (update %d).", steps,
                      int(agent.optimizer.iterations.numpy()))
-      if restored and not stop.requested:
-        # New episodes on resume: reseed the environments from the step count.
-        env.close()
-        env = environment.make_environment(env_name, num_envs=num_envs,
-                                           num_workers=num_workers, seed=seed + steps)
 
       def export(at_steps):
         if export_policies:
