@@ -53,14 +53,23 @@ def newest_export(root_dir: str) -> Optional[str]:
 
 
 def _train_eval_parameters():
-  """The gin parameters of `runners.train_eval.train_eval` (env_name, total_steps, ...), read
-  from its source: importing it would load TensorFlow (seconds) to word an error."""
+  """The gin parameters of `runners.train_eval.train_eval` (env_name, total_steps, ...): its
+  parameters but root_dir and those its decorator's `denylist` keeps out of gin (e.g. `env`,
+  `config_files`: no binding sets them), read from its source: importing it would load
+  TensorFlow (seconds) to word an error."""
   path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runners", "train_eval.py")
   with open(path, encoding="utf-8") as f:
     tree = ast.parse(f.read())
   found = [node for node in tree.body
            if isinstance(node, ast.FunctionDef) and node.name == "train_eval"]
-  return [a.arg for a in found[0].args.args if a.arg != "root_dir"] if found else []
+  if not found:
+    return []
+  denied = {"root_dir"}
+  for decorator in found[0].decorator_list:
+    for keyword in getattr(decorator, "keywords", []):
+      if keyword.arg == "denylist":
+        denied.update(ast.literal_eval(keyword.value))
+  return [a.arg for a in found[0].args.args if a.arg not in denied]
 
 
 def unknown_keywords(function, unknown, accepted):

@@ -178,3 +178,8 @@ def test_unknown_keyword_is_one_user_error_line():
   with pytest.raises(errors.UserError, match=r"arguments 'env' \(did you mean "
                      r"bindings=\{'train_eval.env_name': 'Pong'\}\?\), 'foo' \(configuration"):
     paac_tf.train("cartpole.gin", foo=1, env="Pong")
+  # train_eval's parameters that no binding sets (its denylist: `env`, `config_files`) are
+  # never suggested as bindings ('env' above is train_eval's `env` too).
+  with pytest.raises(errors.UserError, match=r"'config_files' \(did you mean "
+                     r"gin_files=\['x.gin'\]\?\)"):
+    paac_tf.train("cartpole.gin", config_files=["x.gin"])
