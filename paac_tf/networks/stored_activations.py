@@ -8,10 +8,8 @@ and `backward` computes the torso's weight gradients from them with the layers' 
 gradient ops (Dense: two matmuls; Conv2D: `Conv2DBackpropFilter` / `Conv2DBackpropInput`),
 without running the forward pass again. The gradients are those of `tf.GradientTape`
 over the torso (tests/test_stored_activations.py), up to float rounding between the
-batch sizes of acting and of the update.
-
-Measured here (arch_nips, 160 samples, 2-core CPU): 12.5 ms of CPU a train step instead
-of 18.5 ms; the update's forward pass was a third of it.
+batch sizes of acting and of the update. The CPU a train step saves:
+docs/performance.md, "Less work per agent step".
 
 Supported torsos: `tf.keras.Sequential` of parameter-free input layers (scaling, casts),
 `Flatten`, and `Dense` / `Conv2D` (channels last, no dilation, groups 1) with a relu,
@@ -80,7 +78,7 @@ def unpack(torso, packed, offset=0):
   """`pack`'s inverse: a list of [N, *shape] tensors in the torso's compute dtype from a
   float32 [N, offset + stored_size] tensor holding `pack`'s output from column `offset` on,
   or from a list of such tensors (their rows in turn: each layer's columns are cut from each
-  and joined, one copy, instead of joining the tensors first, measured 5% slower)."""
+  and joined, one copy, rather than the tensors joined first, which copies them all)."""
   parts = packed if isinstance(packed, (list, tuple)) else [packed]
   out, start = [], int(offset)
   dtype = torso.layers[-1].compute_dtype

@@ -3,11 +3,8 @@
 Saving a checkpoint or exporting a policy (which traces the policy's functions) allocates and
 frees tens of MB of small objects. Two things kept that memory in a long training run's RSS:
 the traced graphs sit in reference cycles that Python's collector frees only now and then,
-and glibc's allocator keeps freed memory in its heap instead of returning it. Measured on a
-Pong PAAC run (5M agent steps, an export every 1M, a checkpoint every 250K): RSS rose in
-steps of 15-25 MB at each export (part of its +7.5% over 30 minutes after warm-up; the
-rest was TensorFlow's, see algorithms/paac/agent.py and summaries.py); in the same trainer,
-`malloc_trim` right after an export returned 20 MB of its 22.
+and glibc's allocator keeps freed memory in its heap instead of returning it (what that
+cost a long run's RSS, and what `malloc_trim` gave back: docs/performance.md, "Memory").
 
 `release()` runs the collector, then `malloc_trim(0)` where the C library has it (glibc);
 elsewhere only the collector. The savers call it after each save (about every two minutes

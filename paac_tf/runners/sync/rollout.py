@@ -15,13 +15,11 @@ observations live in one preallocated [t_max, n_e, ...] array (two, used in turn
 last observation of a rollout is the first of the next), which an environment that can
 (`recv(out=...)`, the Atari vector env) fills directly with its NHWC conversion, and which
 action selection and the train step read without copying (`tensor_views.as_tensor`).
-Before, each observation was copied four times (the conversion, `act`'s and `train`'s
-argument conversions, which always copy numpy arrays, and the rollout's stacking).
 
 Each rollout's first actions are chosen together with the previous rollout's bootstrap
 values, by one forward pass on its last observations, before that rollout's update: they
-come from weights one update old (1/t_max of the actions). The original code ran a second
-forward pass on the same observations after the update.
+come from weights one update old (1/t_max of the actions), and no second forward pass on the
+same observations runs after the update.
 
 The forward pass runs once per observation: where the agent `stores_activations`, action
 selection at steps 1..t_max-1 also returns the torso's activations, and the update takes its
@@ -29,10 +27,9 @@ gradients from them (networks/stored_activations.py) instead of running the tors
 the rollout again; it runs it only on step 0, whose activations are from the weights before
 the last update. The activations stay in the tensors action selection returned, which go to
 the update as they are; the loop reads each call's actions and values through a view of its
-output (`tensor_views.numpy_view`), not a copy. Before, each step's activations (1.2 MB
-with arch_nips and n_e 32) were copied twice (`.numpy()`, then into one array for the
-update): action selection alone is 7% faster without (obs/s, 6 rounds in turn), the update
-1.5% faster.
+output (`tensor_views.numpy_view`), not a copy (the activations are 1.2 MB a step with
+arch_nips and n_e 32). What each of these saves: docs/performance.md, "Less work per agent
+step".
 """
 import functools
 import inspect
@@ -73,8 +70,8 @@ class _GroupBuffer:
 
 def concrete_function(function, *args):
   """The concrete function of the tf.function `function` for these arguments' shapes and
-  dtypes. Calling it skips tf.function's per-call argument matching (~1 ms a call,
-  measured: ~4% of the loop for `act`, which runs t_max times an update)."""
+  dtypes. Calling it skips tf.function's per-call argument matching (its cost:
+  docs/performance.md)."""
   return function.get_concrete_function(*(tf.TensorSpec(a.shape, a.dtype) for a in args))
 
 

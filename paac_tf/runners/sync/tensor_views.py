@@ -36,7 +36,7 @@ class _DLPackExport:
 
 def numpy_view(tensor):
   """A numpy array sharing the memory of the CPU tensor `tensor` (which it keeps alive), where
-  `tensor.numpy()` would copy it (~25 us for 1.2 MB; measured)."""
+  `tensor.numpy()` would copy it."""
   return np.from_dlpack(_DLPackExport(tensor))
 
 
