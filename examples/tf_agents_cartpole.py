@@ -71,8 +71,8 @@ def train(num_envs=16, t_max=5, total_steps=500_000, target=475.0, batched=False
         agent.collect_data_spec, batch_size=num_envs, max_length=t_max + 1)
     average_return = tf_metrics.AverageReturnMetric(batch_size=num_envs, buffer_size=100)
     episodes = tf_metrics.NumberOfEpisodes()
-    env_steps = tf_metrics.EnvironmentSteps()
-    observers = [buffer.add_batch, average_return, episodes, env_steps]
+    agent_steps = tf_metrics.EnvironmentSteps()
+    observers = [buffer.add_batch, average_return, episodes, agent_steps]
     driver = dynamic_step_driver.DynamicStepDriver(
         env, agent.collect_policy, observers, num_steps=num_envs * t_max)
     # One batched step first: the buffer then holds t_max + 1 steps after the first run.
@@ -84,7 +84,7 @@ def train(num_envs=16, t_max=5, total_steps=500_000, target=475.0, batched=False
     time_step, _ = first_step.run(env.reset())
     iterations, last_log, loss = 0, time.monotonic(), float("nan")
     reached = False
-    while int(env_steps.result()) < total_steps:
+    while int(agent_steps.result()) < total_steps:
       time_step, _ = driver.run(time_step)
       loss = float(agent.train(buffer.gather_all()).loss)
       iterations += 1
@@ -95,12 +95,12 @@ def train(num_envs=16, t_max=5, total_steps=500_000, target=475.0, batched=False
       if time.monotonic() - last_log >= log_seconds:
         last_log = time.monotonic()
         print("steps %8d  updates %5d  episodes %5d  average return %6.1f  loss %7.3f  "
-              "%4.0f s" % (int(env_steps.result()), iterations, int(episodes.result()),
+              "%4.0f s" % (int(agent_steps.result()), iterations, int(episodes.result()),
                            float(average_return.result()), loss, last_log - started),
               flush=True)
   finally:
     env.close()
-  return {"env_steps": int(env_steps.result()), "updates": iterations,
+  return {"agent_steps": int(agent_steps.result()), "updates": iterations,
           "episodes": int(episodes.result()),
           "average_return": float(average_return.result()), "reached": bool(reached),
           "wall_s": round(time.monotonic() - started, 1), "loss": loss,
@@ -130,7 +130,7 @@ def main(argv):
                  FLAGS.seed, FLAGS.max_iterations)
   print("%s after %d agent steps (%d updates, %d episodes) in %.1f s: average return of "
         "the last 100 episodes %.1f" % ("Solved" if result["reached"] else "Stopped",
-                                        result["env_steps"], result["updates"],
+                                        result["agent_steps"], result["updates"],
                                         result["episodes"], result["wall_s"],
                                         result["average_return"]))
   print(json.dumps(result))

@@ -23,7 +23,7 @@ from paac_tf.runtime import signals
 from paac_tf.runtime import startup
 
 
-# What `train` returns: the run's result (`runtime/run_result.py`: env_steps, updates,
+# What `train` returns: the run's result (`runtime/run_result.py`: agent_steps, updates,
 # episodes, average_return, reason, policy_dir, metrics) with its root_dir and checkpoint.
 # A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call at
 # once with reason 'signal', zero updates and episodes, and the agent step of the latest
@@ -153,7 +153,7 @@ def _train(gin_files, bindings, root_dir, stop):
     stop.begin_run()
     if stop.requested:   # during the imports or the configuration: nothing made, nothing lost
       return TrainResult(root_dir=root_dir, policy_dir=newest_export(root_dir),
-                         env_steps=checkpointing.latest_step(train_dir), updates=0,
+                         agent_steps=checkpointing.latest_step(train_dir), updates=0,
                          episodes=0, average_return=float("nan"), reason="signal",
                          checkpoint=checkpointing.latest_checkpoint(train_dir))
     root_dir = root_dirs.prepare_root_dir(root_dir)

@@ -174,8 +174,8 @@ def test_an_apex_runs_curve_is_its_low_epsilon_return(tmp_path):
   folder = tmp_path / "apex"
   _write_run(str(folder), [(100, 10.0, -21.0), (200, 20.0, -5.0)])
   with open(folder / "summaries.csv", "a", newline="") as f:
-    csv.writer(f).writerows([[100, 10.0, ablation.events.LOW_EPSILON_RETURN_VS_ENV_STEPS, -20.0],
-                             [200, 20.0, ablation.events.LOW_EPSILON_RETURN_VS_ENV_STEPS, 3.0]])
+    csv.writer(f).writerows([[100, 10.0, ablation.events.LOW_EPSILON_RETURN_VS_AGENT_STEPS, -20.0],
+                             [200, 20.0, ablation.events.LOW_EPSILON_RETURN_VS_AGENT_STEPS, 3.0]])
   assert ablation.read_curve("apex", str(folder)).returns == [-20.0, 3.0]
   plain = tmp_path / "paac"
   _write_run(str(plain), [(100, 10.0, -21.0), (200, 20.0, -5.0)])

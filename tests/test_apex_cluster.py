@@ -375,7 +375,7 @@ def test_killed_learner_then_the_rerun_resumes_from_its_checkpoint(hosts, tmp_pa
   items = _actor_items(text)
   assert int(resumed.group(1)) >= checkpoint, (resumed.group(0), checkpoint)
   result = _result(text)
-  assert result["reason"] == "done" and result["env_steps"] >= checkpoint + 4000, result
+  assert result["reason"] == "done" and result["agent_steps"] >= checkpoint + 4000, result
   assert result["updates"] > int(resumed.group(2)), result
   _report("learner kill", command_exit_after_s=exited - killed,
           resumed_at_agent_step=int(resumed.group(1)), checkpoint=checkpoint,
@@ -420,7 +420,7 @@ def test_lost_actor_host_its_actor_is_restarted_on_the_spare_host(hosts, tmp_pat
     run.stop()
   assert run.process.returncode == 0, text[-5000:]
   result = _result(text)
-  assert result["reason"] == "done" and result["env_steps"] >= 150000, result
+  assert result["reason"] == "done" and result["agent_steps"] >= 150000, result
   assert result["actor_restarts"] >= 1, result
   assert not hosts.pids("actors")
   _report("node loss", processes_killed=len(pids), lost_actor=lost[0],

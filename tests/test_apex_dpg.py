@@ -302,7 +302,7 @@ def test_actor_priorities_noise_ladder_and_learner_priorities_through_reverb(mon
     # the n-1 shorter last ones), then those of the second that are n = 3 steps old (its
     # time steps 201..209 were seen: starts 201..206).
     assert counters["items"] == size == 4 * (200 + 6)
-    assert counters["env_steps"] == 4 * steps
+    assert counters["agent_steps"] == 4 * steps
     # Actor 1 of 2 x 4 environments explores with the bottom half of the 8-step ladder,
     # one noise scale per environment: 0.5 ** (1 + 3 i / 7), i = 4..7.
     ladder = [0.5 ** (1 + 3 * i / 7) for i in range(4, 8)]
@@ -390,7 +390,7 @@ def resumed_run(tmp_path_factory):
     # Actors report steps while the learner starts (and, on the rerun, restores), so a run
     # overshoots its bound; the rerun's bound leaves room for learner steps past the
     # replay's learning_starts (it starts empty) and the rate limiter's error buffer.
-    total = 3000 if run == 0 else runs[0][0]["env_steps"] + 4000
+    total = 3000 if run == 0 else runs[0][0]["agent_steps"] + 4000
     proc = run_module("paac_tf.train", "--root_dir=" + root, *PENDULUM_SHORT,
                       "--gin_bindings=train_eval.total_steps=%d" % total, timeout=400,
                       env={"PYTHONUNBUFFERED": "1"})
@@ -398,8 +398,8 @@ def resumed_run(tmp_path_factory):
     assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
     result = _result(proc.stderr)
     # What its last checkpoint holds (read now: the rerun's checkpoints replace it).
-    result["checkpoint"] = {name: _checkpoint_value(root, result["env_steps"], name)
-                            for name in ("env_steps", "learner_steps", "episodes")}
+    result["checkpoint"] = {name: _checkpoint_value(root, result["agent_steps"], name)
+                            for name in ("agent_steps", "learner_steps", "episodes")}
     runs.append((result, proc.stderr))
   return root, runs
 
@@ -408,18 +408,18 @@ def resumed_run(tmp_path_factory):
 @pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_a_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(resumed_run):
   root, [(first, first_text), (second, text)] = resumed_run
-  assert first["reason"] == "done" and first["env_steps"] >= 3000 and first["updates"] > 0, first
+  assert first["reason"] == "done" and first["agent_steps"] >= 3000 and first["updates"] > 0, first
   assert "Resuming" not in first_text
   # Agent step, learner step and both Adams' state come back (the critic's optimizer counts
   # the learner's steps).
   assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
-      first["env_steps"], first["updates"], first["updates"]) in text, text[-4000:]
+      first["agent_steps"], first["updates"], first["updates"]) in text, text[-4000:]
   assert second["reason"] == "done", second
-  assert second["env_steps"] >= first["env_steps"] + 4000, (first, second)
+  assert second["agent_steps"] >= first["agent_steps"] + 4000, (first, second)
   assert second["updates"] > first["updates"] and second["episodes"] > first["episodes"]
   # Each run's last checkpoint holds its counts: the rerun's continue the first's.
   for result in (first, second):
-    assert result["checkpoint"] == {"env_steps": result["env_steps"],
+    assert result["checkpoint"] == {"agent_steps": result["agent_steps"],
                                     "learner_steps": result["updates"],
                                     "episodes": result["episodes"]}, result
   with open(os.path.join(root, "train", "run_config.json")) as f:
@@ -431,8 +431,8 @@ def test_a_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(resumed_run):
 def test_the_export_takes_observations_and_gives_bounded_actions(resumed_run, tmp_path):
   root, [(first, _), (second, _)] = resumed_run
   base = os.path.join(root, "policies", "pendulum_v1")
-  assert sorted(int(v) for v in os.listdir(base)) == [first["env_steps"], second["env_steps"]]
-  path = os.path.join(base, str(second["env_steps"]))
+  assert sorted(int(v) for v in os.listdir(base)) == [first["agent_steps"], second["agent_steps"]]
+  path = os.path.join(base, str(second["agent_steps"]))
   assert api.newest_export(root) == path
 
   # TensorFlow alone: serving_default takes float32 [None, 3] observations and gives
@@ -461,7 +461,7 @@ def test_the_export_takes_observations_and_gives_bounded_actions(resumed_run, tm
   with open(os.path.join(root, "train", "run_config.json")) as f:
     actor = DPG.build_network(json.load(f)["network_spec"])
   tf.train.Checkpoint(actor=actor).read(
-      os.path.join(root, "train", "ckpt-%d" % second["env_steps"])).expect_partial()
+      os.path.join(root, "train", "ckpt-%d" % second["agent_steps"])).expect_partial()
   np.testing.assert_allclose(actions, actor(observations).numpy(), rtol=1e-5, atol=1e-6)
 
   # The TF-Agents `action` signature and paac_tf.load_policy act the same; load_policy
@@ -488,7 +488,7 @@ def test_the_export_takes_observations_and_gives_bounded_actions(resumed_run, tm
   assert "num_actions" not in meta
   assert meta["action_selection"] == "deterministic" and meta["outputs"] == ["action"]
   assert meta["observation"] == {"shape": [3], "dtype": "float32"}
-  assert meta["train_step"] == second["env_steps"] and meta["eval_epsilon"] == 0.0
+  assert meta["train_step"] == second["agent_steps"] and meta["eval_epsilon"] == 0.0
   with open(os.path.join(path, "assets", "paac_tf_metadata.json")) as f:
     assert json.load(f) == meta
 
@@ -502,7 +502,7 @@ def test_the_export_takes_observations_and_gives_bounded_actions(resumed_run, tm
   assert summary["episodes"] == 4 and len(summary["returns"]) == 4
   assert summary["lengths"] == [200] * 4              # Pendulum's time limit
   assert summary["algorithm"] == "apex_dpg" and summary["env_name"] == "Pendulum-v1"
-  assert summary["epsilon"] == 0.0 and summary["train_step"] == second["env_steps"]
+  assert summary["epsilon"] == 0.0 and summary["train_step"] == second["agent_steps"]
   assert all(-200 * PENDULUM_WORST_STEP <= r <= 0 for r in summary["returns"]), summary
   assert summary["mean"] == pytest.approx(np.mean(summary["returns"]))
 

@@ -36,17 +36,17 @@ def test_apex_dpg_learns_pendulum_and_its_export_holds_the_target(tmp_path):
   assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
   result = _result(proc.stderr)
   run = "wall %.0f s, %d agent steps, %d learner steps, %d episodes: %s" % (
-      wall, result["env_steps"], result["updates"], result["episodes"], result)
+      wall, result["agent_steps"], result["updates"], result["episodes"], result)
   print("Ape-X DPG on Pendulum-v1:", run)
   assert result["reason"] == "target", run
   assert result["low_epsilon"] == 0.2, run
   assert result["average_return_low_epsilon"] >= TARGET, run
-  assert result["env_steps"] < 400000, run   # the config's bound was not what stopped it
+  assert result["agent_steps"] < 400000, run   # the config's bound was not what stopped it
 
   # The final export (the newest version: its agent step) plays as well on its own.
   base = root / "policies" / "pendulum_v1"
   version = max(int(v) for v in os.listdir(base) if v.isdigit())
-  assert version == result["env_steps"], (os.listdir(base), run)
+  assert version == result["agent_steps"], (os.listdir(base), run)
   out = tmp_path / "eval"
   evaluation = run_module("paac_tf.evaluate", "--policy_dir=%s" % (base / str(version)),
                           "--output_dir=%s" % out, timeout=300)

@@ -247,7 +247,7 @@ def test_killed_learner_then_rerun_resumes_from_its_checkpoint(cluster, tmp_path
   resumed = re.search(r"Resuming at agent step (\d+) \(learner step (\d+)", text)
   assert resumed and int(resumed.group(1)) >= checkpoint, (text[-4000:], checkpoint)
   result = _result(text)
-  assert result["reason"] == "done" and result["env_steps"] >= checkpoint + 4000, result
+  assert result["reason"] == "done" and result["agent_steps"] >= checkpoint + 4000, result
   assert result["updates"] > int(resumed.group(2)), result
 
 

@@ -450,7 +450,7 @@ def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path
                          replay_layout.STATS_TABLE}
     client = reverb.Client(address)
     for i in range(5):
-      client.insert({"actor_index": np.int32(0), "env_steps": np.int64(i)},
+      client.insert({"actor_index": np.int32(0), "agent_steps": np.int64(i)},
                     priorities={replay_layout.STATS_TABLE: 1.0})
     first.send_signal(signal.SIGTERM)
     output, _ = first.communicate(timeout=60)

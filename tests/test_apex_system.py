@@ -207,7 +207,7 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
     text = read_text(tmp_path / "learner.log")
     assert learner.returncode == 0, text[-4000:]
     result = _result(text)
-    assert result["reason"] == "done" and result["env_steps"] >= 6000, result
+    assert result["reason"] == "done" and result["agent_steps"] >= 6000, result
     assert result["updates"] > 0, result
     # Episodes of the environments at epsilon <= 0.005 (0.4 ** 6..8 of the 8-step ladder).
     assert result["low_epsilon"] == 0.005 and result["average_return_low_epsilon"] > 0, result
@@ -237,7 +237,7 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
     # Actors report steps while the learner starts (and, on the rerun, restores), so a run
     # overshoots its bound; the rerun's bound leaves room beyond the rate limiter's error
     # buffer (~2,000 inserts before it blocks the actors) for learner steps.
-    total = 5000 if run == 0 else results[0][0]["env_steps"] + 8000
+    total = 5000 if run == 0 else results[0][0]["agent_steps"] + 8000
     log_path = tmp_path / ("train_%d.log" % total)
     launcher = _start(["paac_tf.train", "--gin_file=apex_cartpole.gin", "--root_dir=%s" % root,
                        "--gin_bindings=train_eval.total_steps=%d" % total], log_path)
@@ -251,14 +251,14 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
     assert launcher.returncode == 0, text[-4000:]
     results.append((_result(text), text))
   (first, first_text), (second, text) = results
-  assert first["reason"] == "done" and first["env_steps"] >= 5000, first
+  assert first["reason"] == "done" and first["agent_steps"] >= 5000, first
   assert "Replay restored" not in first_text
   # Steps, weights and optimizer state come back (Adam steps once per learner step).
   assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
-      first["env_steps"], first["updates"], first["updates"]) in text
+      first["agent_steps"], first["updates"], first["updates"]) in text
   restored = re.search(r"Replay restored from the checkpoint in .*replay_checkpoint: (\d+) "
                        r"transitions, 1 weights item", text)
   assert restored and int(restored.group(1)) > 1000, text[-4000:]
-  assert second["reason"] == "done" and second["env_steps"] >= first["env_steps"] + 8000, second
+  assert second["reason"] == "done" and second["agent_steps"] >= first["agent_steps"] + 8000, second
   assert second["updates"] > first["updates"], (first, second)
   assert second["episodes"] > first["episodes"]

@@ -54,11 +54,11 @@ def test_readme_script_runs(tmp_path, capsys):
   assert re.search(r"^one episode of the exported policy: return [1-9]\d*$", out, re.M), out
   result = namespace["result"]
   assert isinstance(result, paac_tf.TrainResult)
-  assert (result.env_steps, result.updates, result.reason) == (400, 5, "done")
+  assert (result.agent_steps, result.updates, result.reason) == (400, 5, "done")
   stopped = last_stop.read(result.root_dir)   # the same, for tools: root_dir/last_stop.json
   assert (stopped["reason"], stopped["agent_steps"], stopped["updates"]) == ("done", 400, 5)
   assert stopped["episodes"] == result.episodes and stopped["started"] <= stopped["ended"]
-  assert result.episodes > 0 and result.metrics["env_steps"] == 400
+  assert result.episodes > 0 and result.metrics["agent_steps"] == 400
   assert result.root_dir == str(tmp_path / "run")
   assert result.policy_dir == os.path.join(result.root_dir, "policies", "cartpole_v1", "400")
   policy = namespace["policy"]
@@ -76,7 +76,7 @@ def test_two_trainings_in_one_process_do_not_share_bindings(tmp_path):
   assert first.updates == 7 and second.updates == 5   # ceil(400 / (16 * t_max))
   # The same root_dir again resumes: nothing left to do at 400 steps.
   again = paac_tf.train(["cartpole.gin"], SHORT, root_dir=second.root_dir)
-  assert (again.env_steps, again.updates) == (400, 5)
+  assert (again.agent_steps, again.updates) == (400, 5)
 
 
 @pytest.mark.timeout(300)
@@ -160,7 +160,7 @@ def test_train_takes_a_dict_of_bindings(tmp_path):
       "train_eval.total_steps": 400, "paac_train.num_workers": 0,
       "train_eval.env_name": "Acrobot-v1", "paac_train.mlp_units": [32, 32],
       "paac_train.export_interval": None}, root_dir=str(tmp_path / "run"))
-  assert (result.env_steps, result.updates, result.reason) == (400, 5, "done")
+  assert (result.agent_steps, result.updates, result.reason) == (400, 5, "done")
   operative = _operative(result)
   assert "train_eval.env_name = 'Acrobot-v1'" in operative
   assert "paac_train.mlp_units = [32, 32]" in operative

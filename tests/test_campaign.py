@@ -46,7 +46,7 @@ def _stopped_at_target(tmp_path, name="alone"):
   (directory / "train").mkdir(parents=True)
   (directory / "train" / "checkpoint").write_text('model_checkpoint_path: "ckpt-5200"\n')
   last_stop.write(str(directory), cadence.RunResult(
-      env_steps=5200, updates=40, episodes=7, average_return=18.1, reason="target"), STARTED)
+      agent_steps=5200, updates=40, episodes=7, average_return=18.1, reason="target"), STARTED)
   (directory / campaign.RUN_STATE).write_text(json.dumps({"history": [
       {"started": STARTED, "ended": "2026-12-03T07:00:00+00:00", "end_step": 5200,
        "reason": campaign.stop_reason(str(directory), since=STARTED)}]}))

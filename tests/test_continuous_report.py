@@ -10,7 +10,7 @@ from conftest import run_module
 from tools import continuous
 from tools import events
 
-LOW_EPSILON = events.LOW_EPSILON_RETURN_VS_ENV_STEPS
+LOW_EPSILON = events.LOW_EPSILON_RETURN_VS_AGENT_STEPS
 COMMAND = ("python -m paac_tf.train --gin_file=apex_dpg_small.gin --root_dir=/x "
            "--gin_bindings=train_eval.total_steps=300000")
 TD3_CURVES = "https://github.com/sfujim/TD3/tree/master/learning_curves"
@@ -54,7 +54,7 @@ def test_halfcheetah_run_beside_the_published_rows(tmp_path):
           wall_time_s=2.5 * 3600, hardware="2-core x86_64, no GPU",
           machine_note="2 cores, shared with two runs",
           summaries=[(100_000, LOW_EPSILON, 2500.0), (300_000, LOW_EPSILON, 3800.0),
-                     (300_000, events.RETURN_VS_ENV_STEPS, 3000.0),
+                     (300_000, events.RETURN_VS_AGENT_STEPS, 3000.0),
                      (400_000, LOW_EPSILON, 4500.0)])      # after the evaluated policy
   _folder(results, "pong_paac", "PongNoFrameskip-v4", 1000, returns=[21.0, 20.0],
           algorithm="paac")                                  # not continuous control: left out

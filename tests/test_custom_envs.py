@@ -84,5 +84,5 @@ def test_paac_trains_on_a_custom_env_with_workers_through_the_cli(tmp_path, bind
       "paac_train.stop_at_average_return=None"]]
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root, *flags)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  assert "Result: {'env_steps': 800" in proc.stderr, proc.stderr[-3000:]
+  assert "Result: {'agent_steps': 800" in proc.stderr, proc.stderr[-3000:]
   assert os.path.exists(os.path.join(root, "train", "ckpt-800.index"))

@@ -46,7 +46,7 @@ def test_a_paac_run_checks_its_environment_once(counted, tmp_path):
     result = train_eval.train_eval(root_dir=str(tmp_path / "run"))
   finally:
     gin.clear_config()
-  assert result.env_steps >= 64
+  assert result.agent_steps >= 64
   assert counted == ["CartPole-v1"]   # train_eval resolved it; nothing below checked it again
 
 
@@ -91,7 +91,7 @@ def _train(root_dir, total_steps):
 
 def test_a_new_run_builds_its_environments_once(built, tmp_path):
   result = _train(str(tmp_path / "run"), 40)
-  assert result.env_steps == 40
+  assert result.agent_steps == 40
   # One batched env (seed 7: environments 7..10, in the worker processes); the checks of the
   # configuration made one gymnasium env for the specs, the run none besides.
   assert built["batched"] == [7] and built["gymnasium"] == ["CartPole-v1"]
@@ -104,7 +104,7 @@ def test_a_resumed_run_builds_its_environments_once_seeded_from_its_checkpoint(b
   names._resolve.cache_clear()  # pylint: disable=protected-access
   factory._specs.cache_clear()  # pylint: disable=protected-access
   result = _train(root_dir, 80)
-  assert result.env_steps == 80
+  assert result.agent_steps == 80
   # Built once, seeded from the checkpoint's agent step: 7 + 40 (new episodes on resume).
   assert built["batched"] == [47] and built["gymnasium"] == ["CartPole-v1"]
 

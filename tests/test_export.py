@@ -301,7 +301,7 @@ def _fake_run(root, algorithm, model, step, key, network_spec=None):
         "%s.mlp_units = (16, 16)\n%s.network = '%s'\n"
         "make_environment.noop_max = 30\n" % (selector, selector, network))
   (train / "run_config.json").write_text(json.dumps(run_config))
-  extra = {"env_steps": tf.Variable(step, dtype=tf.int64)}
+  extra = {"agent_steps": tf.Variable(step, dtype=tf.int64)}
   ckpt = tf.train.Checkpoint(**{key: model}, **extra)
   tf.train.CheckpointManager(ckpt, str(train), max_to_keep=3).save(checkpoint_number=step)
 

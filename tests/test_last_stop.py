@@ -7,7 +7,7 @@ from paac_tf.runtime import last_stop
 
 
 def _result(reason="target", steps=5200, average=18.1):
-  return cadence.RunResult(env_steps=steps, updates=40, episodes=7, average_return=average,
+  return cadence.RunResult(agent_steps=steps, updates=40, episodes=7, average_return=average,
                            reason=reason, extras={"anything": object()})
 
 

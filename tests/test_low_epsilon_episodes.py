@@ -97,10 +97,10 @@ def fixture_client():
     server.stop()
 
 
-def _report(client, actor_index, epsilon, epsilon_min, episodes, env_steps=100, items=90):
+def _report(client, actor_index, epsilon, epsilon_min, episodes, agent_steps=100, items=90):
   """Inserts a report as an actor does: episodes are (return, length, epsilon)."""
   item = actor_reports.report_item(actor_index, epsilon, epsilon_min,
-                                   {"env_steps": env_steps, "items": items,
+                                   {"agent_steps": agent_steps, "items": items,
                                     "episodes": episodes})
   assert replay_client.insert_one(client, item, replay_layout.STATS_TABLE, timeout_s=10) is None
 
@@ -111,10 +111,10 @@ def test_reports_round_trip_and_the_window_takes_episodes_at_epsilon_up_to_0_01(
   _report(client, 0, 0.1, 0.02, [(10.0, 100, 0.4), (20.0, 200, 0.02)])
   _report(client, 1, 0.005, 0.4 ** 8,
           [(30.0, 300, 0.013), (40.0, 400, 0.01), (50.0, 500, 0.4 ** 8)],
-          env_steps=50, items=40)
-  _report(client, 0, 0.1, 0.02, [], env_steps=7, items=6)     # no episode
+          agent_steps=50, items=40)
+  _report(client, 0, 0.1, 0.02, [], agent_steps=7, items=6)     # no episode
   assert reports.drain(client) == 3
-  assert (reports.env_steps, reports.items) == (157, 136)
+  assert (reports.agent_steps, reports.items) == (157, 136)
   assert reports.epsilons == {0: pytest.approx(0.1), 1: pytest.approx(0.005)}
   assert reports.lowest_epsilon == pytest.approx(0.4 ** 8)
   assert list(reports.window.returns) == [10.0, 20.0, 30.0, 40.0, 50.0]

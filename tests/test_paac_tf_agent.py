@@ -160,7 +160,7 @@ def test_the_examples_loop_trains_a_few_iterations():
                             log_seconds=0.0)
   assert result["updates"] == 3 and not result["reached"]
   # The first batched step, then 3 runs of at least n_e * t_max counted steps each.
-  assert result["env_steps"] >= 4 + 3 * 4 * 5
+  assert result["agent_steps"] >= 4 + 3 * 4 * 5
   assert np.isfinite(result["loss"])
 
 
@@ -173,4 +173,4 @@ def test_the_example_solves_cartpole_on_parallel_py_environment():
   assert proc.returncode == 0, proc.stderr[-3000:]
   result = json.loads(proc.stdout.strip().splitlines()[-1])
   assert result["environment"] == "ParallelPyEnvironment" and result["reached"]
-  assert result["average_return"] >= 475.0 and result["env_steps"] < 500_000
+  assert result["average_return"] >= 475.0 and result["agent_steps"] < 500_000

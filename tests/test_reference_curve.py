@@ -16,7 +16,7 @@ from tools import events
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-RETURN = summary_tags.RETURN_VS_ENV_STEPS
+RETURN = summary_tags.RETURN_VS_AGENT_STEPS
 
 
 def test_choose_takes_same_config_and_env_with_most_agent_steps_ties_by_name():

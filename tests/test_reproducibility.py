@@ -55,7 +55,7 @@ def deterministic_runs(tmp_path):
         "paac_train.stop_at_average_return = None"])
     root = str(tmp_path / name)
     result = train_eval.train_eval(root_dir=root)
-    assert result.env_steps >= 3000 and result.episodes > 0, result
+    assert result.agent_steps >= 3000 and result.episodes > 0, result
     return tf.train.load_checkpoint(tf.train.latest_checkpoint(root + "/train"))
   yield run
   gin.clear_config()

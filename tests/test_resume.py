@@ -72,5 +72,37 @@ def test_a_resumed_training_run_keeps_its_episode_count(tmp_path):
   first = train_loop.paac_train(**kwargs)
   assert first.episodes > 0
   again = train_loop.paac_train(**kwargs)
-  assert again.env_steps == first.env_steps and again.updates == first.updates
+  assert again.agent_steps == first.agent_steps and again.updates == first.updates
   assert again.episodes == first.episodes
+
+
+def test_a_checkpoint_with_the_old_counter_name_restores(tmp_path):
+  """Runs checkpointed before the agent-step counter was named `agent_steps` hold it as
+  `env_steps` (checkpointing.RENAMED_KEYS): the harness restores them all the same, and
+  saves the new name from then on."""
+  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf
+  from paac_tf.algorithms import registry
+  from paac_tf.runners import harness
+  # pylint: enable=import-outside-toplevel
+  root_dir = str(tmp_path)
+  a = _agent(seed=1)
+  a.train(*_batch(0))
+  # What the harness saved before the rename: the counters under `env_steps` and `episodes`.
+  checkpointing.Checkpointer(
+      harness.train_dir(root_dir), model=a.model, optimizer=a.optimizer, rng=a.rng,
+      env_steps=tf.Variable(120, dtype=tf.int64), episodes=tf.Variable(9, dtype=tf.int64)
+  ).save(120)
+
+  b = _agent(seed=2)
+  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=b.model,
+                            optimizer=b.optimizer, rng=b.rng)
+  assert resumed.restore().endswith("ckpt-120")
+  assert resumed.steps == 120 and resumed.window.total == 9
+  assert int(b.optimizer.iterations.numpy()) == 1
+  for x, y in zip(a.model.trainable_variables, b.model.trainable_variables):
+    np.testing.assert_array_equal(x.numpy(), y.numpy())
+  resumed.save(140)
+  saved = {name.split("/")[0] for name, _ in tf.train.list_variables(
+      checkpointing.latest_checkpoint(harness.train_dir(root_dir)))}
+  assert "agent_steps" in saved and "env_steps" not in saved

@@ -16,7 +16,7 @@ import json
 import paac_tf
 result = paac_tf.train("cartpole.gin", ["train_eval.total_steps=2000",
                                         "paac_train.num_workers=2"], root_dir=%r)
-print(json.dumps({"env_steps": result.env_steps, "reason": result.reason}))
+print(json.dumps({"agent_steps": result.agent_steps, "reason": result.reason}))
 """
 
 GUARDED_ENV = """\
@@ -73,7 +73,7 @@ def test_train_with_workers_from_a_snippet_or_an_unguarded_script(caller, tmp_pa
   assert proc.returncode == 0, proc.stderr[-3000:]
   for word in ("Traceback", "FileNotFoundError", "WorkerError", "bootstrapping phase"):
     assert word not in proc.stderr, proc.stderr[-3000:]
-  assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"env_steps": 2000,
+  assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"agent_steps": 2000,
                                                               "reason": "done"}
   with open(os.path.join(root, "operative_config.gin")) as f:
     assert "paac_train.num_workers = 2" in f.read()

@@ -144,7 +144,7 @@ def test_paac_on_another_environment_does_not_stop_on_the_configs_target(tmp_pat
   caplog.set_level("INFO", logger="absl")
   result = paac_tf.train("cartpole.gin", {**PAAC_SHORT, "train_eval.env_name": env_name},
                          root_dir=str(tmp_path / "run"))
-  assert (result.reason, result.env_steps) == ("done", 800)
+  assert (result.reason, result.agent_steps) == ("done", 800)
   assert line in caplog.text
   assert "Reached the stop target" not in caplog.text
 
@@ -158,7 +158,7 @@ def test_a_target_bound_with_the_runs_environment_is_for_it_and_a_first_check_sa
                          root_dir=str(tmp_path / "run"))
   # 16 environments x 5 steps an update, an episode every other step (the step after one
   # ends starts the next): 40 episodes an update, the window of 100 full at the 3rd.
-  assert (result.reason, result.env_steps, result.updates) == ("target", 240, 3)
+  assert (result.reason, result.agent_steps, result.updates) == ("target", 240, 3)
   assert "Stop target: 999.0 (bound for this run's environment, %s)." % JACKPOT in caplog.text
   assert ("Reached the stop target: the last 100 episodes average 1000.00 >= 999.0 (bound for "
           "this run's environment, %s); met at the first check, as soon as 100 episodes had "

@@ -68,7 +68,7 @@ def test_it_trains_through_the_api_and_its_parameters_are_checked(tmp_path):
   try:
     result = paac_tf.train([_config(tmp_path)], root_dir=str(tmp_path / "run"))
     assert registry.get("reinforce").display_name == "REINFORCE"
-    assert result.reason == "done" and result.env_steps == 1024 and result.updates == 2
+    assert result.reason == "done" and result.agent_steps == 1024 and result.updates == 2
     assert result.policy_dir == str(tmp_path / "run" / "policies" / "cartpole_v1" / "1024")
     assert glob.glob(os.path.join(result.root_dir, "train", "ckpt-1024.index"))
   finally:

@@ -84,7 +84,7 @@ def _make_paac_run(root, updates=(100, 200, 300, 400, 500), returns=(-21, -15, -
   os.makedirs(train, exist_ok=True)
   _write_scalars(train, {
       events.RETURN_VS_UPDATES: [(u, float(r)) for u, r in zip(updates, returns)],
-      events.RETURN_VS_ENV_STEPS: [(u * N_E * T_MAX, float(r))
+      events.RETURN_VS_AGENT_STEPS: [(u * N_E * T_MAX, float(r))
                                    for u, r in zip(updates, returns)],
       "Losses/total": [(u, 1.0 / u) for u in updates],
   })
@@ -110,7 +110,7 @@ def fixture_workspace(tmp_path):
   seaquest = str(tmp_path / "runs" / "seaquest_apex")
   _write_scalars(os.path.join(seaquest, "train"), {
       events.RETURN_VS_UPDATES: [(10, 50.0), (20, 120.0)],
-      events.RETURN_VS_ENV_STEPS: [(5000, 50.0), (10000, 120.0)]})
+      events.RETURN_VS_AGENT_STEPS: [(5000, 50.0), (10000, 120.0)]})
   _write_json(os.path.join(seaquest, "train", events.RUN_CONFIG),
               {"algorithm": "apex", "env_name": "Seaquest", "network": "nature_dueling"})
 
@@ -225,14 +225,14 @@ def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
   assert [r.root for r in found] == [root]
   assert found[0].run_config["env_name"] == "Pong"
   run = events.read_run_events(found[0].event_dir)
-  assert set(run.tags()) == {events.RETURN_VS_UPDATES, events.RETURN_VS_ENV_STEPS,
+  assert set(run.tags()) == {events.RETURN_VS_UPDATES, events.RETURN_VS_AGENT_STEPS,
                              "Losses/total"}
   assert [p.value for p in run.series(events.RETURN_VS_UPDATES)] == [-21, -15, -8, -2, 3]
   assert run.series("Losses/total")[0].value == pytest.approx(0.01)   # float32
   assert run.last_env_step() == 500 * N_E * T_MAX
-  assert run.env_steps_at_update(300) == 300 * N_E * T_MAX
-  assert run.env_steps_at_update(250) == 250 * N_E * T_MAX            # interpolated
-  assert run.env_steps_at_update(1000) == 1000 * N_E * T_MAX          # extrapolated
+  assert run.agent_steps_at_update(300) == 300 * N_E * T_MAX
+  assert run.agent_steps_at_update(250) == 250 * N_E * T_MAX            # interpolated
+  assert run.agent_steps_at_update(1000) == 1000 * N_E * T_MAX          # extrapolated
   # A run's train/ folder given directly still names the run.
   assert events.find_run_dirs(os.path.join(root, "train"))[0].root == root
 
@@ -642,7 +642,7 @@ def test_plot_png_and_csv(workspace, tmp_path):
     rows = list(csv.DictReader(f))
   assert list(rows[0]) == ["step", "wall_time", "tag", "value"]
   by_tag = [(int(r["step"]), float(r["value"])) for r in rows
-            if r["tag"] == events.RETURN_VS_ENV_STEPS]
+            if r["tag"] == events.RETURN_VS_AGENT_STEPS]
   assert by_tag == [(u * N_E * T_MAX, float(v))
                     for u, v in zip((100, 200, 300, 400, 500), (-21, -15, -8, -2, 3))]
   assert all(float(r["wall_time"]) > 1e9 for r in rows)
@@ -657,9 +657,9 @@ def test_apex_curves_and_training_return_follow_the_low_epsilon_episodes(tmp_pat
   """An Ape-X run's curve and training return are its near-greedy episodes' (epsilon <=
   apex_learner.low_epsilon) where it wrote them; a run without them keeps all episodes'."""
   for name, low in (("pong_apex", True), ("pong_apex_old", False)):
-    series = {events.RETURN_VS_ENV_STEPS: [(5000, -20.0), (10000, -15.0)]}
+    series = {events.RETURN_VS_AGENT_STEPS: [(5000, -20.0), (10000, -15.0)]}
     if low:
-      series[events.LOW_EPSILON_RETURN_VS_ENV_STEPS] = [(5000, -12.0), (10000, -3.0)]
+      series[events.LOW_EPSILON_RETURN_VS_AGENT_STEPS] = [(5000, -12.0), (10000, -3.0)]
     _write_scalars(str(tmp_path / name / "train"), series)
     _write_json(str(tmp_path / name / "train" / events.RUN_CONFIG),
                 {"algorithm": "apex", "env_name": "Pong", "network": "arch_nips"})
@@ -689,7 +689,7 @@ def test_learner_rates_of_an_apex_run(tmp_path):
   assert rates["samples_per_insert_median"] == pytest.approx(8.1)
   wall = run.wall_time_s()
   assert rates["learner_steps_per_second"] == (pytest.approx(300 / wall) if wall > 0 else None)
-  _write_scalars(str(tmp_path / "paac" / "train"), {events.RETURN_VS_ENV_STEPS: [(5, 1.0)]})
+  _write_scalars(str(tmp_path / "paac" / "train"), {events.RETURN_VS_AGENT_STEPS: [(5, 1.0)]})
   assert events.learner_rates(events.read_run_events(str(tmp_path / "paac" / "train"))) == {}
 
 
@@ -876,7 +876,7 @@ def test_an_earlier_evaluation_shows_the_wall_time_to_its_policy_not_the_whole_r
   rows = ["step,wall_time,tag,value"]
   for step, wall in [(i * 625000, 1000.0 + 300 * i) for i in range(5)] + [  # part 1: 20 min
       (2600000, 9000.0), (2700000, 9100.0)]:                                # resumed later
-    rows.append("%d,%s,%s,1.0" % (step, wall, events.RETURN_VS_ENV_STEPS))
+    rows.append("%d,%s,%s,1.0" % (step, wall, events.RETURN_VS_AGENT_STEPS))
   folder.mkdir(parents=True)
   (folder / events.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
   policy = "/elsewhere/runs/beamrider_40m/policies/beamrider/"

@@ -42,7 +42,7 @@ from tools import run_record
 from tools import seed_curves
 from tools import seed_runs
 
-RETURN_TAG = events.RETURN_VS_ENV_STEPS   # step: agent steps
+RETURN_TAG = events.RETURN_VS_AGENT_STEPS   # step: agent steps
 FRAMES_PER_STEP = 4                                          # Atari frameskip
 
 
@@ -63,7 +63,7 @@ def read_curve(label, folder, max_gap_s=300.0, all_episodes=False):
   """The folder's training return curve as events.training_return_tag picks it (Ape-X's
   near-greedy episodes where recorded); `all_episodes`: the average over all episodes
   always (a time to a score: one low-epsilon episode is no training average)."""
-  by_tag = events.read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
+  by_tag = events.read_series(folder, (RETURN_TAG, events.LOW_EPSILON_RETURN_VS_AGENT_STEPS))
   points = by_tag[RETURN_TAG if all_episodes else events.training_return_tag(by_tag)]
   if not points:
     raise errors.UserError("%s/summaries.csv has no %s points." % (folder, RETURN_TAG))

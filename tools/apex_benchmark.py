@@ -233,7 +233,7 @@ class _Observer:
   def read(self):
     self.reports.drain(self.client)
     info = self.client.server_info(timeout=30)[self.table]
-    return (time.monotonic(), self.reports.env_steps,
+    return (time.monotonic(), self.reports.agent_steps,
             info.rate_limiter_info.insert_stats.completed, info.current_size)
 
 

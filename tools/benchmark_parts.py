@@ -194,13 +194,13 @@ def part_interleaved(game, num_envs, num_workers, t_max, num_rounds, seconds,
   bound and ratio, and their medians."""
   env, agent, runner, update = _loop(game, num_envs, num_workers, t_max, network)
   try:
-    env_steps = random_steps(env)
+    step_envs = random_steps(env)
     act = act_calls(agent, num_envs, t_max)
     train = train_calls(agent, num_envs, t_max)
     per_round = []
     for _ in range(int(num_rounds)):
       env.reset()
-      rates = {"env": timed(env_steps, seconds), "act": timed(act, seconds),
+      rates = {"env": timed(step_envs, seconds), "act": timed(act, seconds),
                "train": timed(train, seconds)}
       runner.start()     # the env was stepped outside the runner: begin from a reset
       rates["loop"] = timed(update, seconds, warmup=2)

@@ -86,7 +86,7 @@ def training_average(result):
   steps in the results folder's summaries.csv (near-greedy actors' where recorded), or None."""
   try:
     by_tag = events.read_series(result.folder or result.root, (
-        events.RETURN_VS_ENV_STEPS, events.LOW_EPSILON_RETURN_VS_ENV_STEPS))
+        events.RETURN_VS_AGENT_STEPS, events.LOW_EPSILON_RETURN_VS_AGENT_STEPS))
   except (errors.UserError, OSError, ValueError, KeyError):
     return None
   limit = result.agent_steps if result.agent_steps is not None else float("inf")
@@ -94,7 +94,7 @@ def training_average(result):
   points = sorted((s, v) for s, (_, v) in by_tag[tag].items() if s <= limit)
   if not points:
     return None
-  greedy = ", near-greedy actors" if tag == events.LOW_EPSILON_RETURN_VS_ENV_STEPS else ""
+  greedy = ", near-greedy actors" if tag == events.LOW_EPSILON_RETURN_VS_AGENT_STEPS else ""
   return "%.1f (at %s steps%s)" % (points[-1][1], steps_text(points[-1][0]), greedy)
 
 

@@ -6,7 +6,7 @@ they were started, and, as TensorBoard does, the points a restarted writer re-lo
 (steps at or after the first step it writes for a tag) replace the older file's.
 
   run = events.read_run_events("runs/pong_paac/train")
-  run.series(events.RETURN_VS_ENV_STEPS)     # [ScalarPoint(step, wall_time, value), ...]
+  run.series(events.RETURN_VS_AGENT_STEPS)   # [ScalarPoint(step, wall_time, value), ...]
 
 TensorFlow is imported only when event files are read.
 """
@@ -30,10 +30,10 @@ from paac_tf.runtime import summary_tags
 EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"
 RETURN_VS_UPDATES = summary_tags.RETURN_VS_UPDATES            # step: learner updates
-RETURN_VS_ENV_STEPS = summary_tags.RETURN_VS_ENV_STEPS        # step: agent steps
+RETURN_VS_AGENT_STEPS = summary_tags.RETURN_VS_AGENT_STEPS    # step: agent steps
 # Ape-X: the episodes of its least-exploring environments (epsilon <= apex_learner.low_epsilon),
 # the near-greedy policy's training return; `RunEvents.training_returns` prefers it.
-LOW_EPSILON_RETURN_VS_ENV_STEPS = summary_tags.LOW_EPSILON_RETURN_VS_ENV_STEPS
+LOW_EPSILON_RETURN_VS_AGENT_STEPS = summary_tags.LOW_EPSILON_RETURN_VS_AGENT_STEPS
 # Ape-X learner summaries (step: learner steps).
 # Written at every learner summary by each algorithm on the Ape-X machinery (prioritized
 # replay's importance weights): its step is the learner step.
@@ -50,8 +50,8 @@ def training_return_tag(curves):
   """The tag of a run's training-return curve against agent steps, given its curves
   ({tag: points}): Ape-X's near-greedy episodes where the run has them, else the average
   over all episodes."""
-  return (LOW_EPSILON_RETURN_VS_ENV_STEPS if curves.get(LOW_EPSILON_RETURN_VS_ENV_STEPS)
-          else RETURN_VS_ENV_STEPS)
+  return (LOW_EPSILON_RETURN_VS_AGENT_STEPS if curves.get(LOW_EPSILON_RETURN_VS_AGENT_STEPS)
+          else RETURN_VS_AGENT_STEPS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,10 +108,10 @@ class RunEvents:
 
   def last_env_step(self):
     """The last agent step with a summary (None without the env-steps series)."""
-    point = self.last(RETURN_VS_ENV_STEPS)
+    point = self.last(RETURN_VS_AGENT_STEPS)
     return point.step if point else None
 
-  def env_steps_at_update(self, update):
+  def agent_steps_at_update(self, update):
     """Agent steps at learner update `update`, from the paired return summaries.
 
     Both return series are written together (one at the update count, one at the agent
@@ -119,7 +119,7 @@ class RunEvents:
     None without both series.
     """
     pairs = _update_env_step_pairs(self.series(RETURN_VS_UPDATES),
-                                   self.series(RETURN_VS_ENV_STEPS))
+                                   self.series(RETURN_VS_AGENT_STEPS))
     if not pairs or update is None:
       return None
     update = float(update)

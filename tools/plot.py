@@ -73,7 +73,7 @@ def make_curves(runs):
     scale = ref.FRAMES_PER_AGENT_STEP if atari else 1
     curves.append(RunCurve(
         label=events.run_label(config, run.root) + (
-            " (low-epsilon episodes)" if tag == events.LOW_EPSILON_RETURN_VS_ENV_STEPS
+            " (low-epsilon episodes)" if tag == events.LOW_EPSILON_RETURN_VS_AGENT_STEPS
             else ""), root=run.root,
         algorithm=config.get("algorithm"), network=config.get("network"), atari=atari,
         x_steps=[p.step * scale for p in points],
@@ -164,7 +164,7 @@ def plot(curves, output, x="both", title=None):
   drawn = [c for c in curves if c.returns]
   if not drawn:
     raise errors.UserError("No run has %s summaries to plot (runs: %s)." % (
-        events.RETURN_VS_ENV_STEPS, ", ".join(c.root for c in curves)))
+        events.RETURN_VS_AGENT_STEPS, ", ".join(c.root for c in curves)))
   missing = [c.label for c in curves if not c.returns]
 
   axes_kinds = ["frames", "wall_time"] if x == "both" else [x]
@@ -195,7 +195,7 @@ def plot(curves, output, x="both", title=None):
               frameon=False)
   fig.suptitle(title or default_title(drawn))
   if missing:
-    fig.text(0.01, 0.01, "Not plotted (no %s): %s" % (events.RETURN_VS_ENV_STEPS,
+    fig.text(0.01, 0.01, "Not plotted (no %s): %s" % (events.RETURN_VS_AGENT_STEPS,
                                                        ", ".join(missing)), fontsize="small")
   output = os.path.abspath(os.path.expanduser(output))
   os.makedirs(os.path.dirname(output), exist_ok=True)

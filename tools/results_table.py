@@ -368,7 +368,7 @@ def source_lines(result):
   else:
     point = result.training_return
     if point is not None:
-      unit = ("agent step" if result.run_events.last(events.RETURN_VS_ENV_STEPS) is not None
+      unit = ("agent step" if result.run_events.last(events.RETURN_VS_AGENT_STEPS) is not None
               else "learner update")
       parts.append("not evaluated under the %d no-op protocol: the score is the average "
                    "return of recent training episodes at %s %d" % (NOOP_PROTOCOL, unit,

@@ -230,7 +230,7 @@ def _fill_budget(result, run_config):
     source = "the evaluated policy's train_step (agent steps)"
   elif train_step is not None and unit == "updates":
     if run_events is not None:
-      policy_steps = run_events.env_steps_at_update(int(train_step))
+      policy_steps = run_events.agent_steps_at_update(int(train_step))
       source = "the evaluated policy's update %d, from the training summaries" % train_step
       result.summaries_used |= policy_steps is not None
     # n_e and t_max: the run config of a PAAC run, whose old exports counted updates.
@@ -276,8 +276,8 @@ def _fill_wall_time_to_policy(result):
     return
   if not os.path.isfile(os.path.join(result.folder, events.SUMMARIES_CSV)):
     return
-  points = events.read_series(result.folder, [events.RETURN_VS_ENV_STEPS])[
-      events.RETURN_VS_ENV_STEPS]
+  points = events.read_series(result.folder, [events.RETURN_VS_AGENT_STEPS])[
+      events.RETURN_VS_AGENT_STEPS]
   walls = [points[step][0] for step in sorted(points) if step <= result.agent_steps]
   if len(walls) > 1:
     result.wall_time_s = events.training_seconds(walls, PAUSE_S)[-1]

@@ -68,13 +68,13 @@ def final_lines(result, signal_name, command):
   if result.reason == "signal":
     if result.checkpoint:
       lines = ["Stopped (%s) at agent step %d; checkpoint %s." % (
-          signal_name or "signal", result.env_steps, result.checkpoint)]
+          signal_name or "signal", result.agent_steps, result.checkpoint)]
     else:
       lines = ["Stopped (%s) before the model was built: nothing to save." % (
           signal_name or "signal")]
   else:
     lines = ["Finished (%s) at agent step %d; checkpoint %s." % (
-        result.reason, result.env_steps, result.checkpoint)]
+        result.reason, result.agent_steps, result.checkpoint)]
   lines.append("Newest export: %s" % (result.policy_dir or "none yet"))
   if result.reason == "signal":
     lines.append("%s: %s" % ("Resume with" if result.checkpoint else "Start it again with",

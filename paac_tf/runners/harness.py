@@ -10,8 +10,9 @@
 The run directory holds train/ (run_config.json: `check_run_config` refuses to resume a
 run made with another configuration; summaries; checkpoints) and policies/<model>/<agent
 step>/ (the exports). A checkpoint holds the runner's trackables (the algorithm's network,
-optimizer, ...) beside the agent-step and episode counters, under the keys of existing runs
-(`env_steps`, `episodes`: runtime/cadence.py's `counters`).
+optimizer, ...) beside the agent-step and episode counters, `agent_steps` and `episodes`
+(runtime/cadence.py's `counters`; a checkpoint made before the counter was named
+`agent_steps` holds it as `env_steps` and restores all the same: checkpointing.RENAMED_KEYS).
 """
 import os
 from typing import Optional
@@ -74,10 +75,10 @@ class Harness:
   def __init__(self, root_dir, env_name, algorithm, keep_checkpoints=3, **trackables):
     self.root_dir = root_dir
     self.export_dir = export_dir(root_dir, env_name)
-    self.env_steps, self.episodes = cadence_lib.counters()
+    self.agent_steps, self.episodes = cadence_lib.counters()
     self.checkpointer = checkpointing.Checkpointer(
         train_dir(root_dir), max_to_keep=keep_checkpoints, **trackables,
-        env_steps=self.env_steps, episodes=self.episodes)
+        agent_steps=self.agent_steps, episodes=self.episodes)
     self.window = summaries.EpisodeWindow(100)
     self.export = training_exporter(root_dir, env_name, algorithm)
     self.cadence = None
@@ -92,7 +93,7 @@ class Harness:
   @property
   def steps(self):
     """The agent steps of the run so far (restored)."""
-    return int(self.env_steps.numpy())
+    return int(self.agent_steps.numpy())
 
   def use_window(self, window):
     """Counts the episodes of `window` (a runner's own, e.g. the Ape-X actor reports')
@@ -102,7 +103,7 @@ class Harness:
 
   def save(self, at_steps):
     """The checkpoint of agent step `at_steps`, with the counters."""
-    cadence_lib.assign_counters(self.env_steps, self.episodes, at_steps, self.window.total)
+    cadence_lib.assign_counters(self.agent_steps, self.episodes, at_steps, self.window.total)
     self.checkpointer.save(at_steps)
 
   def make_cadence(self, *, checkpoint_interval, export_interval, summary_interval,

@@ -139,7 +139,7 @@ class Cadence:
       self.save(steps, updates, metrics)
     if self.trained and not hurry:
       self.export(steps)
-    return RunResult(env_steps=int(steps), updates=int(updates), episodes=int(window.total),
+    return RunResult(agent_steps=int(steps), updates=int(updates), episodes=int(window.total),
                      average_return=window.average_return, reason=reason, extras=extras,
                      policy_dir=self.policy_dir or newest_version(self.export_dir))
 
@@ -156,12 +156,12 @@ def newest_version(export_dir):
 
 def counters():
   """The agent-step and episode counters a checkpoint holds beside the algorithm's state
-  (int64 variables `env_steps` and `episodes`, the names of existing runs)."""
-  return (tf.Variable(0, dtype=tf.int64, name="env_steps"),
+  (int64 variables `agent_steps` and `episodes`)."""
+  return (tf.Variable(0, dtype=tf.int64, name="agent_steps"),
           tf.Variable(0, dtype=tf.int64, name="episodes"))
 
 
-def assign_counters(env_steps_var, episodes_var, env_steps, episodes):
+def assign_counters(agent_steps_var, episodes_var, agent_steps, episodes):
   """Sets the checkpoint's counters before a save."""
-  env_steps_var.assign(summaries.tf_scalar(env_steps, np.int64))
+  agent_steps_var.assign(summaries.tf_scalar(agent_steps, np.int64))
   episodes_var.assign(summaries.tf_scalar(episodes, np.int64))

@@ -26,6 +26,10 @@ from paac_tf.runtime import memory
 
 RUN_CONFIG = "run_config.json"
 
+# Trackables renamed since runs were checkpointed: {name now: name in older checkpoints}. A
+# checkpoint that holds the old name and not the new one restores under the old name.
+RENAMED_KEYS = {"agent_steps": "env_steps"}
+
 
 def check_run_config(directory, run_config):
   """Writes run_config.json on a new run; on an existing run, refuses a different one.
@@ -72,6 +76,7 @@ class Checkpointer:
 
   def __init__(self, directory, max_to_keep=3, **trackables):
     self.directory = directory
+    self.trackables = trackables
     self.checkpoint = tf.train.Checkpoint(**trackables)
     self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=max_to_keep)
 
@@ -134,7 +139,7 @@ class Checkpointer:
     failures = []
     for path in candidates:
       try:
-        status = self.checkpoint.restore(path)
+        status = self._reader(path).restore(path)
         status.assert_existing_objects_matched()
         logging.info("Restored checkpoint %s", path)
         if failures:
@@ -152,6 +157,17 @@ class Checkpointer:
     raise errors.UserError(
         "No checkpoint in %s could be read (%s). Move the directory aside and start a new run."
         % (self.directory, ", ".join(failures)))
+
+
+  def _reader(self, path):
+    """The tf.train.Checkpoint that restores `path`: this one, or for a checkpoint saved
+    before a trackable was renamed (`RENAMED_KEYS`), one holding it under its old name."""
+    saved = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
+    renamed = {RENAMED_KEYS.get(key, key) if key not in saved else key: trackable
+               for key, trackable in self.trackables.items()}
+    if set(renamed) == set(self.trackables):
+      return self.checkpoint
+    return tf.train.Checkpoint(**renamed)
 
 
 def _short_reason(error):

@@ -23,7 +23,7 @@ def record(result, started, ended):
   """The record of a process's RunResult `result` (reason 'done', 'target' or 'signal');
   `started` and `ended` are the process's training start and end (`now()`)."""
   average = float(result.average_return)
-  return {"reason": result.reason, "agent_steps": int(result.env_steps),
+  return {"reason": result.reason, "agent_steps": int(result.agent_steps),
           "updates": int(result.updates), "episodes": int(result.episodes),
           "average_return": average if math.isfinite(average) else None,
           "started": started, "ended": ended}

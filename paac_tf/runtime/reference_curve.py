@@ -39,7 +39,7 @@ RUN_INFO = "run_info.json"        # a results folder's record: config, env_name,
 REFERENCE_DIR = "reference"       # root_dir/reference: the reference's event files
 RESULTS_DIR = os.path.join(os.path.dirname(config.PACKAGE_DIR), "results")
 # The training-return curves against agent steps (Ape-X's near-greedy one where it has it).
-TAGS = (summary_tags.RETURN_VS_ENV_STEPS, summary_tags.LOW_EPSILON_RETURN_VS_ENV_STEPS)
+TAGS = (summary_tags.RETURN_VS_AGENT_STEPS, summary_tags.LOW_EPSILON_RETURN_VS_AGENT_STEPS)
 
 
 def read_series(folder, tags):

@@ -9,7 +9,7 @@ class RunResult:
   """What a training run did, the same fields for every algorithm.
 
   Attributes:
-    env_steps: agent steps done, over the whole run (resumes included).
+    agent_steps: agent steps done, over the whole run (resumes included).
     updates: gradient steps (PAAC updates, Ape-X learner steps), over the whole run.
     episodes: episodes finished over the whole run.
     average_return: the average return of the last 100 episodes (nan before the first).
@@ -23,7 +23,7 @@ class RunResult:
     checkpoint: the run's latest checkpoint (`root_dir/train/ckpt-<agent step>`), or None
       (set by `paac_tf.train`).
   """
-  env_steps: int
+  agent_steps: int
   updates: int
   episodes: int
   average_return: float
@@ -35,7 +35,7 @@ class RunResult:
 
   def as_dict(self):
     """Every field and extra in one flat dict (the form the logs print)."""
-    out = {"env_steps": self.env_steps, "updates": self.updates, "episodes": self.episodes,
+    out = {"agent_steps": self.agent_steps, "updates": self.updates, "episodes": self.episodes,
            "average_return": self.average_return, "reason": self.reason}
     out.update(self.extras)
     return out

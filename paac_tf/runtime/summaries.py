@@ -59,14 +59,14 @@ class SummaryWriter:
         if np.isfinite(value):
           tf.summary.scalar(tag, tf_scalar(value, np.float32), step=step)
 
-  def episode_metrics(self, window, train_step, env_steps):
+  def episode_metrics(self, window, train_step, agent_steps):
     if not window.returns:
       return
     self.scalars({summary_tags.RETURN_VS_UPDATES: window.average_return,
                   "Metrics/AverageEpisodeLength": window.average_length,
                   "Metrics/NumberOfEpisodes": window.total}, train_step)
-    self.scalars({summary_tags.RETURN_VS_ENV_STEPS: window.average_return},
-                 env_steps)
+    self.scalars({summary_tags.RETURN_VS_AGENT_STEPS: window.average_return},
+                 agent_steps)
 
   def flush(self):
     self._writer.flush()

@@ -1,9 +1,13 @@
 """The tags of the training-return summaries, shared by the writers (`summaries.py`, the
 Ape-X learner), the reference curve (`reference_curve.py`) and the tools that read them back
-(`tools/events.py`). No TensorFlow here: the readers of CSV files import it."""
+(`tools/events.py`). No TensorFlow here: the readers of CSV files import it.
+
+The tags against agent steps keep the strings `Metrics_vs_EnvironmentSteps/...` (TF-Agents'
+name, which the runs and reference curves in results/ carry): their step is the agent step
+(`frameskip` frames on Atari)."""
 
 RETURN_VS_UPDATES = "Metrics/AverageReturn"                          # step: learner updates
-RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"    # step: agent steps
+RETURN_VS_AGENT_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturn"  # step: agent steps
 # Ape-X: the episodes of its least-exploring environments (epsilon <= apex_learner.low_epsilon).
 LOW_EPSILON_RETURN_VS_UPDATES = "Metrics/AverageReturnLowEpsilon"
-LOW_EPSILON_RETURN_VS_ENV_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"
+LOW_EPSILON_RETURN_VS_AGENT_STEPS = "Metrics_vs_EnvironmentSteps/AverageReturnLowEpsilon"

@@ -139,7 +139,7 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
       raise errors.UserError(str(e)) from None
     if info is None or not _wait_for_weights(subscriber, client, replay_address, should_stop,
                                              server_timeout_s):
-      return {"env_steps": 0, "items": 0, "reason": "stopped"}
+      return {"agent_steps": 0, "items": 0, "reason": "stopped"}
     logging.info("Replay server at %s answers; acting with the weights of learner step %d.",
                  replay_address, subscriber.learner_step)
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount,
@@ -206,9 +206,9 @@ class _ActorLoop:
     self.summary_writer = (summaries.SummaryWriter(
         os.path.join(root_dir, "actors", "actor_%d" % self.actor_index)) if root_dir else None)
     self.window = summaries.EpisodeWindow(100)
-    self.env_steps = 0
+    self.agent_steps = 0
     self.blocked_s = 0.0
-    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+    self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     self._report_in_flight = None    # (writer, report) not yet confirmed by the server
     self._server_lost = False        # waiting for a lost server (then no final report)
     self.reconnects = 0
@@ -240,8 +240,8 @@ class _ActorLoop:
       self._flush(should_stop)
       time_step = env.recv() if can_send else env.step(action)
       steps += 1
-      self.env_steps += num_envs
-      self._unreported["env_steps"] += num_envs
+      self.agent_steps += num_envs
+      self._unreported["agent_steps"] += num_envs
       self._unreported["items"] += written.items
 
       if steps % self.weights_refresh_interval == 0:
@@ -261,8 +261,8 @@ class _ActorLoop:
     # once nobody samples), so waiting would only delay the shutdown.
     self._finish(flush_timeout_ms=30_000 if reason == "max_steps" else 0)
     logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
-                 reason, self.env_steps, self.writer.items_written)
-    return {"env_steps": self.env_steps, "items": self.writer.items_written, "reason": reason,
+                 reason, self.agent_steps, self.writer.items_written)
+    return {"agent_steps": self.agent_steps, "items": self.writer.items_written, "reason": reason,
             "blocked_s": self.blocked_s, "reconnects": self.reconnects}
 
   def _flush(self, should_stop):
@@ -324,7 +324,7 @@ class _ActorLoop:
     self._unreported["episodes"].extend((ret, length, float(self.epsilons[env]))
                                         for ret, length, env in episodes)
     if self.summary_writer is not None:
-      self.summary_writer.episode_metrics(self.window, self.env_steps, self.env_steps)
+      self.summary_writer.episode_metrics(self.window, self.agent_steps, self.agent_steps)
     if self._report_in_flight is not None:
       writer, report = self._report_in_flight
       try:
@@ -334,13 +334,13 @@ class _ActorLoop:
       except Exception as e:  # pylint: disable=broad-except  (not delivered: send it again)
         logging.warning("Actor report failed (%s); it goes with the next one.",
                         errors.user_message(e))
-        for key in ("env_steps", "items"):
+        for key in ("agent_steps", "items"):
           self._unreported[key] += report[key]
         self._unreported["episodes"][:0] = report["episodes"]
       writer.close()
       self._report_in_flight = None
     report = self._unreported
-    self._unreported = {"env_steps": 0, "items": 0, "episodes": []}
+    self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     pending = replay_client.insert_one(
         self.client, actor_reports.report_item(self.actor_index, self.epsilon,
                                                float(self.epsilons.min()), report),
@@ -353,11 +353,11 @@ class _ActorLoop:
   def _log(self, now, mark):
     t, steps, items = mark
     dt = max(now - t, 1e-9)
-    rate = (self.env_steps - steps) / dt
+    rate = (self.agent_steps - steps) / dt
     insert_rate = (self.writer.items_written - items) / dt
     logging.info("Actor %d: %d agent steps (%.0f/s), %.0f inserts/s, weights of learner step "
                  "%d, blocked %.0f%%, average return %.2f over %d episodes", self.actor_index,
-                 self.env_steps, rate, insert_rate, self.subscriber.learner_step,
+                 self.agent_steps, rate, insert_rate, self.subscriber.learner_step,
                  100.0 * self.blocked_s / max(now - t, 1e-9) if steps else 0.0,
                  self.window.average_return, len(self.window.returns))
     if self.summary_writer is not None:
@@ -367,10 +367,10 @@ class _ActorLoop:
                                    "Actor/epsilon_max": float(self.epsilons.max()),
                                    "Actor/epsilon_min": float(self.epsilons.min()),
                                    "Actor/weights_learner_step": self.subscriber.learner_step},
-                                  self.env_steps)
+                                  self.agent_steps)
       self.summary_writer.flush()
     self.blocked_s = 0.0
-    return (now, self.env_steps, self.writer.items_written)
+    return (now, self.agent_steps, self.writer.items_written)
 
   def _finish(self, flush_timeout_ms):
     """Sends what is buffered (within `flush_timeout_ms`) and a last report (within a few

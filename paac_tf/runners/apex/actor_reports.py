@@ -18,7 +18,7 @@ from paac_tf.runtime import summaries
 # The default `low_epsilon`: the final training epsilon of the 2015 DQN and of Dopamine's.
 DEFAULT_LOW_EPSILON = 0.01
 
-_TEMPLATE = {"actor_index": None, "env_steps": None, "epsilon": None, "epsilon_min": None,
+_TEMPLATE = {"actor_index": None, "agent_steps": None, "epsilon": None, "epsilon_min": None,
              "episode_epsilons": None, "episode_lengths": None, "episode_returns": None,
              "items": None}
 
@@ -27,7 +27,7 @@ class ActorReports:
   """Agent steps and finished episodes reported by the actors (drained from Reverb).
 
   Attributes:
-    env_steps, items: agent steps and replay items reported so far.
+    agent_steps, items: agent steps and replay items reported so far.
     window: the last `window` episodes of all environments.
     low_window: the last `window` episodes played at epsilon <= `low_epsilon`.
     lowest_epsilon: the lowest epsilon of any environment of the reporting actors (None
@@ -36,7 +36,7 @@ class ActorReports:
   """
 
   def __init__(self, window=100, low_epsilon=DEFAULT_LOW_EPSILON):
-    self.env_steps = 0
+    self.agent_steps = 0
     self.items = 0
     self.window = summaries.EpisodeWindow(window)
     self.low_epsilon = float(low_epsilon)
@@ -63,7 +63,7 @@ class ActorReports:
                                                            "Draining actor reports")
     for sample in samples:
       report = tree.unflatten_as(_TEMPLATE, [np.asarray(x)[0] for x in sample.data])
-      self.env_steps += int(report["env_steps"])
+      self.agent_steps += int(report["agent_steps"])
       self.items += int(report["items"])
       self.epsilons[int(report["actor_index"])] = float(report["epsilon"])
       epsilon_min = float(report["epsilon_min"])
@@ -107,12 +107,12 @@ class ActorReports:
 
 
 def report_item(actor_index, epsilon, epsilon_min, report):
-  """The stats-table item of an actor's `report`: {env_steps, items, episodes: [(return,
+  """The stats-table item of an actor's `report`: {agent_steps, items, episodes: [(return,
   length, epsilon of the environment that played it)]} since its previous report.
   `epsilon`: one value for the actor, the median of its environments' epsilons (it orders
   the actors by how much they explore); `epsilon_min`: the lowest of its environments'."""
   episodes = report["episodes"]
-  return {"actor_index": np.int32(actor_index), "env_steps": np.int64(report["env_steps"]),
+  return {"actor_index": np.int32(actor_index), "agent_steps": np.int64(report["agent_steps"]),
           "epsilon": np.float32(epsilon), "epsilon_min": np.float32(epsilon_min),
           "episode_epsilons": np.asarray([e[2] for e in episodes], np.float32),
           "episode_lengths": np.asarray([e[1] for e in episodes], np.int64),

@@ -216,17 +216,17 @@ class _LearnerLoop:
     self.layout, self.step, self.harness_run = layout, step, harness_run
     self.settings, self.stop, self.health_check = settings, stop, health_check
     self.reports = actor_reports.ActorReports(low_epsilon=settings.low_epsilon)
-    self.reports.env_steps = harness_run.steps
+    self.reports.agent_steps = harness_run.steps
     harness_run.use_window(self.reports.window)
     self.cadence = harness_run.make_cadence(
         checkpoint_interval=settings.checkpoint_interval,
         export_interval=settings.export_interval, summary_interval=settings.summary_interval,
-        start_steps=self.reports.env_steps, save=self._save_checkpoint,
+        start_steps=self.reports.agent_steps, save=self._save_checkpoint,
         export=self._export_policy, network=step.network,
         finite_keys=step.finite_metric_keys, step_name="learner step")
     self.writer = self.cadence.writer
     self.progress = progress_lib.Progress(settings.total_steps,
-                                          start_step=self.reports.env_steps)
+                                          start_step=self.reports.agent_steps)
     self._sampler = None
     self._calls = self._new_call_thread()
     self._replay_ok = True
@@ -338,17 +338,18 @@ class _LearnerLoop:
 
   def _save(self):
     """A checkpoint of the agent steps reported so far (`cadence.save`: checked first)."""
-    self.cadence.save(self.reports.env_steps, self.learner_steps, self._metrics)
+    self.cadence.save(self.reports.agent_steps, self.learner_steps, self._metrics)
 
-  def _save_checkpoint(self, env_steps):
-    self.harness_run.save(env_steps)
+  def _save_checkpoint(self, agent_steps):
+    self.harness_run.save(agent_steps)
     self._saved_updates = self.learner_steps
 
-  def _export_policy(self, env_steps):
+  def _export_policy(self, agent_steps):
     """The policy network's export (the harness's training export)."""
-    return self.harness_run.export(self.step.policy_network, self.observation_spec, int(env_steps),
-                           learner_step=self.learner_steps, algorithm=self.algorithm.name,
-                           run_config=self.run_config, network=self.run_config["network"])
+    return self.harness_run.export(
+        self.step.policy_network, self.observation_spec, int(agent_steps),
+        learner_step=self.learner_steps, algorithm=self.algorithm.name,
+        run_config=self.run_config, network=self.run_config["network"])
 
   def _housekeeping(self):
     """Drains actor reports; writes episode metrics, throughput and progress."""
@@ -359,7 +360,7 @@ class _LearnerLoop:
     now = time.monotonic()
     info = infos[replay_layout.REPLAY_TABLE]
     inserts = info.rate_limiter_info.insert_stats.completed
-    self._perf.append((now, self.learner_steps, self.reports.env_steps, inserts))
+    self._perf.append((now, self.learner_steps, self.reports.agent_steps, inserts))
     steps = self.learner_steps
     values = {"Replay/size": info.current_size}
     if len(self._perf) == 2:
@@ -372,14 +373,14 @@ class _LearnerLoop:
         values["Replay/samples_per_insert"] = (l1 - l0) * self.settings.batch_size / (i1 - i0)
     self.writer.scalars(values, steps)
     window = self.reports.window
-    self.writer.episode_metrics(window, steps, self.reports.env_steps)
+    self.writer.episode_metrics(window, steps, self.reports.agent_steps)
     low = self.reports.low_epsilon_window()
     if low is not None and low.returns:
       self.writer.scalars({summary_tags.LOW_EPSILON_RETURN_VS_UPDATES: low.average_return},
                           steps)
-      self.writer.scalars({summary_tags.LOW_EPSILON_RETURN_VS_ENV_STEPS: low.average_return},
-                          self.reports.env_steps)
-    self.progress.update(self.reports.env_steps, window.average_return)
+      self.writer.scalars({summary_tags.LOW_EPSILON_RETURN_VS_AGENT_STEPS: low.average_return},
+                          self.reports.agent_steps)
+    self.progress.update(self.reports.agent_steps, window.average_return)
 
   def _target_reached(self):
     low = self.reports.low_epsilon_window()
@@ -417,13 +418,13 @@ class _LearnerLoop:
           break
     except replay_client.ReplayUnreachableError:
       # Giving up on the replay: keep what was learned (a rerun resumes there).
-      if (self.cadence.saved_at, self._saved_updates) != (self.reports.env_steps,
+      if (self.cadence.saved_at, self._saved_updates) != (self.reports.agent_steps,
                                                           self.learner_steps):
         self._save()
       self.writer.close()
       raise
     finally:
-      self.progress.update(self.reports.env_steps, self.reports.window.average_return,
+      self.progress.update(self.reports.agent_steps, self.reports.window.average_return,
                            force=True)
       self.progress.close()
     if self._replay_ok:
@@ -435,18 +436,18 @@ class _LearnerLoop:
       except Exception as e:  # pylint: disable=broad-except
         logging.warning("Could not publish `done` or drain the last actor reports: %s", e)
     self._calls.close()
-    env_steps = self.reports.env_steps
+    agent_steps = self.reports.agent_steps
     low = self.reports.low_epsilon_window()
     bound = self.reports.low_epsilon_bound()
     # The final export (of what this process trained) is skipped if a second signal asked
     # to hurry.
     result = self.cadence.finish(
-        env_steps, self.learner_steps, self._metrics, self.reports.window, reason,
+        agent_steps, self.learner_steps, self._metrics, self.reports.window, reason,
         hurry=getattr(stop, "hurry", False),
         average_return_low_epsilon=low.average_return if low is not None else float("nan"),
         low_epsilon=bound, replay_reconnects=self.reconnects)
     logging.info("Learner stopped (%s) at agent step %d, learner step %d; average return of "
-                 "the last 100 episodes %.2f (%.2f at epsilon <= %.4g).", reason, env_steps,
+                 "the last 100 episodes %.2f (%.2f at epsilon <= %.4g).", reason, agent_steps,
                  self.learner_steps, result.average_return,
                  result.extras["average_return_low_epsilon"],
                  float("nan") if bound is None else bound)
@@ -458,7 +459,7 @@ class _LearnerLoop:
     if time.monotonic() >= self._next_report:
       self._housekeeping()
       self._next_report = time.monotonic() + self.settings.report_interval_s
-      if self.reports.env_steps >= self.settings.total_steps:
+      if self.reports.agent_steps >= self.settings.total_steps:
         return "done"
       if self._target_reached():
         return "target"
@@ -473,6 +474,6 @@ class _LearnerLoop:
     steps = self.learner_steps
     if steps % self.settings.publish_interval == 0:
       self._publish()
-    self.cadence.summaries(self._metrics, steps, self.reports.env_steps)
-    self.cadence.after_update(self.reports.env_steps, steps, self._metrics)
+    self.cadence.summaries(self._metrics, steps, self.reports.agent_steps)
+    self.cadence.after_update(self.reports.agent_steps, steps, self._metrics)
     return None

@@ -190,7 +190,7 @@ class RayRun:
     latest checkpoint, if any (nothing was trained, nothing is saved)."""
     logging.info("Stopped before the learner started: nothing to save.")
     return cadence.RunResult(
-        env_steps=checkpointing.latest_step(os.path.join(self.root_dir, "train")), updates=0,
+        agent_steps=checkpointing.latest_step(os.path.join(self.root_dir, "train")), updates=0,
         episodes=0, average_return=float("nan"), reason="signal",
         extras={"actor_restarts": 0},
         policy_dir=cadence.newest_version(harness.export_dir(self.root_dir, self.env_name)))

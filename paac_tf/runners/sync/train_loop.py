@@ -81,7 +81,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     export_policies: export the policy to root_dir/policies (harness.training_exporter)
       every `export_interval` and at the end (`run` does).
   Returns:
-    A `runtime.run_result.RunResult`: env_steps, updates, episodes (of the whole run, across
+    A `runtime.run_result.RunResult`: agent_steps, updates, episodes (of the whole run, across
     resumes), average return, reason.
   """
   algorithm = algorithm or registry.get(registry.DEFAULT)
