@@ -22,7 +22,6 @@ import gin
 from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.envs import environment
-from paac_tf.envs import names
 from paac_tf.runners import dispatch
 from paac_tf.runtime import checks as checks_lib
 from paac_tf.runtime import config
@@ -53,7 +52,8 @@ def _bound_value(binding):
 
 def _check(binding, value, name=None):
   """Checks `value` against the Check of `binding`; the error names `name` (default:
-  binding). A value its check resolves (an environment, an algorithm) must name one."""
+  binding). A value its check resolves (an environment, an algorithm) must name one: returns
+  what it resolves to (None for a check that resolves nothing)."""
   check = checks()[binding]
   name = name or binding
   if not check.accepts(value):
@@ -61,12 +61,13 @@ def _check(binding, value, name=None):
     if isinstance(value, float) and value.is_integer() and "integer" in check.allowed:
       hint = " (write %d, not %r)" % (value, value)
     raise errors.ConfigError("%s = %r: must be %s%s." % (name, value, check.allowed, hint))
-  if check.resolve is not None:
-    try:
-      check.resolve(value)
-    except errors.UserError as e:
-      # The same kind of error (UnknownEnvironmentError for an environment), named.
-      raise type(e)("%s = %r: %s" % (name, value, e)) from None
+  if check.resolve is None:
+    return None
+  try:
+    return check.resolve(value)
+  except errors.UserError as e:
+    # The same kind of error (UnknownEnvironmentError for an environment), named.
+    raise type(e)("%s = %r: %s" % (name, value, e)) from None
 
 
 def check_values(configurable, **values):
@@ -109,17 +110,17 @@ def check_bindings(required=REQUIRED):
       raise errors.ConfigError(
           "%s is not set: bind it in a gin file or with --gin_bindings (it must be %s)."
           % (binding, declared[binding].allowed))
+  resolved = {}
   for binding in declared:
     value = _bound_value(binding)
     if value is not _UNBOUND:
-      _check(binding, value)
+      resolved[binding] = _check(binding, value)
   algorithm = registry.get(_value("train_eval.algorithm", registry.DEFAULT))
   algorithm.check_config(_value)
   dispatch.check_config(algorithm, _value)
-  env_name = _value("train_eval.env_name", None)
-  if env_name is None:
+  env = resolved.get("train_eval.env_name")   # the names.Environment its check resolved
+  if env is None:
     return None
-  env = names.resolve(env_name)   # checked above (`_check`): the resolution is remembered
   check_actions(algorithm, env)
   return env
 
