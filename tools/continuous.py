@@ -50,7 +50,9 @@ OURS = ("Our evaluation: the exported deterministic actor (no exploration noise)
 
 
 def published():
-  """The rows of paac_tf/data/continuous_control_scores.csv, numbers parsed."""
+  """The rows of paac_tf/data/continuous_control_scores.csv, numbers parsed. Its `env_steps`
+  column is the published runs' environment steps (paac_tf/data/SOURCES.md; one per agent
+  step on MuJoCo, which has no frameskip)."""
   rows = list(csv.DictReader(io.StringIO(pkgutil.get_data("paac_tf", "data/" + SCORES_CSV)
                                          .decode("utf-8"))))
   for row in rows:
