@@ -94,6 +94,10 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     probe_log = os.path.join(run_dir, "probe.log")
     procs["probe"] = hosts.popen("head", python + ["tests.cluster_hosts", "probe", address],
                                  probe_log, cwd=REPO)
+    if replay_loss_s > 0:    # the replay's counters on its own host, at the cut
+      procs["replay_probe"] = hosts.popen(replay_host, python + [
+          "tests.cluster_hosts", "probe", "127.0.0.1:%d" % ch.REPLAY_PORT],
+          os.path.join(run_dir, "replay_probe.log"), cwd=REPO)
     procs["sampler"] = hosts.popen("head", python + [
         "tools.apex_synthetic", "sampler", "address=%s" % address,
         "layout_name=%s" % layout_name, "seconds=%g" % seconds,
@@ -129,7 +133,7 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     partition = loss = None
     if replay_loss_s > 0:
       time.sleep(0.4 * seconds)
-      loss = apex_scale_ray.lose_replay(hosts, ch)
+      loss = apex_scale_ray.lose_replay(hosts, os.path.join(run_dir, "replay_probe.log"))
       time.sleep(max(0.0, loss["cut"] + replay_loss_s - time.time()))
       restored_at, procs["replay_restored"] = apex_scale_ray.restore_replay(
           hosts, serve, os.path.join(run_dir, "replay_restored.log"))

@@ -12,11 +12,11 @@ resource `host_<name>`), and each runs `apex_synthetic.run_actors` (threads; rea
 files as in the plain launcher). One Ray actor per synthetic actor would be one process
 each: the groups' resident memory (`rss_bytes`) says what that would cost.
 
-Replay loss (`lose_replay`, `restore_replay`): the replay host's link goes down, its
-counters are read over its loopback (nothing can insert meanwhile), every process of it is
-killed; later the link comes up and the replay is started again with the same command, so
-it restores its newest checkpoint (`replay.keep_serving` writes one every
-`checkpoint_interval_s`). `loss_effects` counts what was created, confirmed and lost.
+Replay loss (`lose_replay`, `restore_replay`): the replay host's link goes down, every
+process of it is killed (its counters at the cut: a probe on its loopback); later the link
+comes up and the replay is started again with the same command, so it restores its newest
+checkpoint (`replay.keep_serving` writes one every `checkpoint_interval_s`).
+`loss_effects` counts what was created, confirmed and lost.
 """
 import json
 import os
@@ -112,14 +112,21 @@ def read_counters(hosts, ch, host, address):
   return json.loads(out.strip().splitlines()[-1])
 
 
-def lose_replay(hosts, ch):
-  """The replay host lost: link down, its counters read on its loopback, every process
-  of it killed. Returns {'cut': t, 'at_cut': counters, 'killed': t, 'pids': n}."""
+def lose_replay(hosts, probe_log):
+  """The replay host lost: link down, every process of it killed 1.5 s later. Its counters
+  at the cut are the last reading of the probe on its loopback (`probe_log`, read every
+  0.5 s: after the link went down nothing could insert). Returns {'cut': t, 'at_cut':
+  counters, 'killed': t, 'pids': n}."""
   cut = time.time()
   hosts.set_link("replay", False)
-  time.sleep(1.0)     # what was on the wire is taken in or dropped
-  at_cut = read_counters(hosts, ch, "replay", "127.0.0.1:%d" % ch.REPLAY_PORT)
+  time.sleep(1.5)
   pids = hosts.kill("replay")
+  with open(probe_log) as f:
+    readings = [r for r in (json.loads(line) for line in f if line.startswith("{"))
+                if "size" in r]
+  at_cut = readings[-1] if readings and readings[-1]["t"] >= cut + 0.5 else None
+  if at_cut is None:
+    raise RuntimeError("No reading of the replay's counters after the cut: see %s" % probe_log)
   return {"cut": cut, "at_cut": at_cut, "killed": time.time(), "pids": len(pids)}
 
 

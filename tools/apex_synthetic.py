@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 
+from absl import logging
 import numpy as np
 import reverb
 import tensorflow as tf
@@ -337,6 +338,8 @@ def serve(port, layout_name, capacity, checkpoint_dir=None, checkpoint_interval_
   """A Reverb server with the Ape-X tables (no rate limiting: learning_starts 1, an
   unbounded error buffer) on `port` until SIGTERM (`replay.keep_serving`): restored from
   `checkpoint_dir` and checkpointed there every `checkpoint_interval_s`, if given."""
+  # INFO: the restored checkpoint's size and each checkpoint go to the log.
+  logging.set_verbosity(logging.INFO)
   settings = replay.apex_replay(capacity=int(capacity), learning_starts=1, error_buffer=1e15)
   server = replay.start_server(make_layout(layout_name), port=int(port),
                                checkpoint_dir=checkpoint_dir or None, settings=settings)
