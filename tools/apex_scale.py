@@ -340,8 +340,8 @@ def plot(series, path):
   right.set_xscale("log")
   right.set_xlabel("synthetic actors")
   right.legend(fontsize=7)
-  fig.suptitle("Ape-X replay at scale, synthetic actors, plain processes and Ray actors "
-               "(2 shared cores)")
+  fig.suptitle("Ape-X replay at scale, synthetic actors as plain processes and as Ray actors "
+               "(2 cores; conditions in scale.md, scale_ray.md)")
   fig.tight_layout()
   fig.savefig(path, dpi=90)
   plt.close(fig)
@@ -406,8 +406,10 @@ def main(argv):
     raise errors.UserError(str(e)) from None
   if FLAGS.out_dir:
     command = "python -m tools.apex_scale " + " ".join(sys.argv[1:])
-    write_results(FLAGS.out_dir, rows, dict(apex_capacity.provenance(
-        [load0, os.getloadavg()]), command=command, conditions=FLAGS.conditions))
+    provenance = dict(apex_capacity.provenance([load0, os.getloadavg()]), command=command)
+    if FLAGS.conditions:    # instead of the default "shared with a training run"
+      provenance.update(machine="%d cores" % os.cpu_count(), conditions=FLAGS.conditions)
+    write_results(FLAGS.out_dir, rows, provenance)
 
 
 def _conditions(provenance):
