@@ -449,6 +449,10 @@ def write_results(out_dir, rows, provenance):
                 provenance["loadavg"][0][0],
                 provenance["loadavg"][1][0])
             + scale_table(rows) + "\n" + memory_note(rows))
+    capacity = os.path.join(out_dir, "capacity.json")
+    if os.path.exists(capacity):
+      with open(capacity) as c:
+        f.write("\n" + apex_scale_ray.plan_check(rows, json.load(c)))
   series = {}
   for launcher, other in (("plain", "scale.json"), ("ray", "scale_ray.json")):
     if os.path.exists(os.path.join(out_dir, other)):

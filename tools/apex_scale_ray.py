@@ -179,6 +179,40 @@ def restored_size(log_path):
   return 0
 
 
+def plan_check(rows, capacity):
+  """The plan's per-core costs (capacity.json: each part measured alone, Atari, capacity
+  2M) against the rows: CPU each part should have used for what it did, and what it used."""
+  replay = next(r for r in capacity["replay"]
+                if r["layout"] == "atari" and not r["evicting"])
+  pull = capacity["weights"]
+  lines = ["| actors | inserts/s | samples/s | pulls done/s | replay cores planned / used "
+           "| actors' cores planned / used | sampler cores planned / used |",
+           "|---|---|---|---|---|---|---|"]
+  for r in rows:
+    pulls = r["weight_pulls_done"] / r["seconds"]
+    inserts, samples = r["inserts_per_second"] or 0.0, r["samples_per_second"] or 0.0
+    planned = (inserts / replay["inserts_per_server_cpu_second"]
+               + samples / replay["samples_per_server_cpu_second"]
+               + pulls * pull["server_cpu_s_per_pull"])
+    actors = inserts / replay["inserts_per_client_cpu_second"] + pulls * pull[
+        "puller_cpu_s_per_pull"]
+    sampler = samples / replay["samples_per_sampler_cpu_second"]
+    lines.append("| %d | %s | %s | %s | %s / %s | %s / %s | %s / %s |" % (
+        r["actors"], _f(inserts), _f(samples), _f(pulls, 1), _f(planned, 2),
+        _f(r["replay_cpu_cores"], 2), _f(actors, 2), _f(r["actors_cpu_cores"], 2),
+        _f(sampler, 2), _f(r["sampler_cpu_cores"], 2)))
+  return ("Planned from capacity.md's per-core costs (%s inserts and %s samples per replay "
+          "CPU second, %s inserts per writer CPU second, %s samples per sampler CPU second, "
+          "%s / %s ms of replay / puller CPU per weight pull) for what each part did:\n\n" % (
+              _f(replay["inserts_per_server_cpu_second"]),
+              _f(replay["samples_per_server_cpu_second"]),
+              _f(replay["inserts_per_client_cpu_second"]),
+              _f(replay["samples_per_sampler_cpu_second"]),
+              _f(1000 * pull["server_cpu_s_per_pull"], 1),
+              _f(1000 * pull["puller_cpu_s_per_pull"], 1))
+          + "\n".join(lines) + "\n")
+
+
 def faults_table(faults, checkpoint_note):
   """faults.md's body from faults.json's {'partition': row, 'replay_loss': row}."""
   lines = []
