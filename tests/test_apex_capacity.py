@@ -90,8 +90,8 @@ def test_synthetic_actors_write_real_items_at_their_rate(server):
   from paac_tf.runners.apex import replay_layout   # pylint: disable=import-outside-toplevel
   layout = apex_synthetic.make_layout("mujoco")
   recording = apex_synthetic.record("mujoco", steps=50)
-  actors = [apex_synthetic.SyntheticActor(reverb.Client(server), layout, recording, 50.0,
-                                          offset=i) for i in range(2)]
+  actors = [apex_synthetic.SyntheticActor(reverb.Client(server), server, layout, recording,
+                                          50.0, offset=i) for i in range(2)]
   stop = threading.Event()
   deadline = time.monotonic() + 2.0
   threads = [threading.Thread(target=a.run, args=(stop, deadline)) for a in actors]
@@ -194,3 +194,78 @@ def test_partition_effects(tmp_path):
                      "items_created": 100, "items_inserted": 95,
                      "items_lost": 5, "batches_before": 2, "batches_during": 2,
                      "batches_after": 2}
+
+
+def _free_port():
+  import socket   # pylint: disable=import-outside-toplevel
+  with socket.socket() as sock:
+    sock.bind(("127.0.0.1", 0))
+    return sock.getsockname()[1]
+
+
+def test_lost_replay_is_waited_for_and_restored(tmp_path):
+  """A synthetic actor and the sampler go on after their replay server is killed and
+  started again on its port from its checkpoint (the real replay's `keep_serving`
+  checkpoints): the actor's writes wait and reconnect (actor.ReplayFlush), the sampler
+  reconnects; the restored server holds the checkpoint's items and gets the rest."""
+  import reverb   # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay   # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import replay_layout   # pylint: disable=import-outside-toplevel
+  layout = apex_synthetic.make_layout("mujoco")
+  settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e15)
+  port, checkpoints = _free_port(), str(tmp_path / "checkpoint")
+  address = "127.0.0.1:%d" % port
+  server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
+                               settings=settings)
+  actor = apex_synthetic.SyntheticActor(reverb.Client(address), address, layout,
+                                        apex_synthetic.record("mujoco", steps=50), 40.0)
+  stop = threading.Event()
+  thread = threading.Thread(target=actor.run, args=(stop, time.monotonic() + 12.0))
+  thread.start()
+  sampled = {}
+  sampler = threading.Thread(target=lambda: sampled.update(apex_synthetic.run_sampler(
+      address, "mujoco", 12.0, batch_size=8, server_timeout_s=60)))
+  sampler.start()
+  time.sleep(3.0)
+  saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
+  reverb.Client(address).checkpoint()
+  server.stop()
+  time.sleep(2.0)
+  server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
+                               settings=settings)
+  try:
+    restored = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
+    thread.join(timeout=60)
+    sampler.join(timeout=60)
+    assert not thread.is_alive() and not sampler.is_alive()
+    assert actor.error is None
+    assert actor.flusher.reconnects == 1
+    assert restored >= saved > 0
+    held = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
+    assert held > restored and held <= actor.items
+    assert len(sampled["reconnect_times"]) == 1
+    assert any(t > sampled["reconnect_times"][0] for t in sampled["batch_times"])
+  finally:
+    stop.set()
+    actor.close()
+    server.stop()
+
+
+@pytest.mark.cluster
+def test_scale_tool_with_ray_on_namespaces(tmp_path):
+  """Four synthetic actors as Ray actors on a Ray cluster of the namespace hosts: every
+  item created is inserted, the sampler samples, the table is written."""
+  reason = apex_scale._cluster_hosts().unavailable()   # pylint: disable=protected-access
+  if reason:
+    pytest.skip(reason)
+  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=4",
+                         "--seconds=6", "--launcher=ray", "--threads_per_process=2",
+                         "--out_dir=%s" % tmp_path], capture_output=True, text=True,
+                        check=False, timeout=900)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  row = json.loads((tmp_path / "scale_ray.json").read_text())["rows"][0]
+  assert row["launcher"] == "ray" and row["actors"] == 4 and row["processes"] == 2
+  assert row["actor_steps_per_second"] > 0 and row["samples_per_second"] > 0
+  assert row["items_created"] > 0 and row["items_inserted"] == row["items_created"]
+  assert row["actor_errors"] == [] and all(b > 1e8 for b in row["process_rss_bytes"])
+  assert "| 4 | 2 |" in (tmp_path / "scale_ray.md").read_text()

@@ -13,7 +13,10 @@ host, 10.213.0.1 the head, joined by veth pairs to a bridge; nothing routes outs
            paced at `rate` agent steps/s (the paper: 50,000 frames/s / 360 actors / 4 =
            34.7) and pulling the weights every 100 agent steps (400 frames).
 All processes get ready (TensorFlow loaded, recording made, weights fetched), then start
-their timed window of `seconds` together (a go file). Results per N: offered and achieved
+their timed window of `seconds` together (a go file). With `--launcher=ray` the actors
+are Ray actors of a Ray cluster on the hosts and the replay has a host of its own
+(`tools/apex_scale_ray.py`); `--replay_loss_s` then loses that host mid-window and
+restores it from its checkpoint. Results per N: offered and achieved
 inserts/s, samples/s, the actors' write latency, the sampler's wait for a batch (the
 learner's stall), CPU used by each part. Every process, namespace and directory is removed
 afterwards, on failure too.
@@ -31,6 +34,7 @@ from absl import flags
 
 from paac_tf import errors
 from tools import apex_measurements
+from tools import apex_scale_ray
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_RATE = 50_000 / 360 / 4   # agent steps/s of one Ape-X actor
@@ -66,24 +70,34 @@ def _cpu(pids):
 
 
 def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, work_dir,
-            setup_timeout_s=600.0, partition_s=0.0):
+            setup_timeout_s=600.0, partition_s=0.0, launcher="plain", replay_loss_s=0.0,
+            checkpoint_interval_s=10.0):
   """N synthetic actors, the sampler and the replay for one window; returns the results.
   With `partition_s`, host a2 (half the actors' processes) is cut off for that long from
-  a third of the window on (its link down)."""
+  a third of the window on (its link down). With `replay_loss_s` (Ray launcher), the
+  replay host is lost 40% into the window and restored that long after."""
   run_dir = os.path.join(work_dir, "n%d" % count)
   os.makedirs(run_dir)
-  address = "%s1:%d" % (ch.SUBNET, ch.REPLAY_PORT)
+  replay_host = "replay" if launcher == "ray" else "head"
+  address = "%s:%d" % (hosts.hosts[replay_host], ch.REPLAY_PORT)
   go = os.path.join(run_dir, "go")
   python = [os.path.join(ch.BIN, "python"), "-m"]
+  serve = python + ["tools.apex_synthetic", "serve", "port=%d" % ch.REPLAY_PORT,
+                    "layout_name=%s" % layout_name, "capacity=2000000"]
+  if replay_loss_s > 0:
+    serve += ["checkpoint_dir=%s" % os.path.join(hosts.dir, "replay", "checkpoint"),
+              "checkpoint_interval_s=%g" % checkpoint_interval_s]
   procs = {}
   try:
-    procs["replay"] = hosts.popen("head", python + [
-        "tools.apex_synthetic", "serve", "port=%d" % ch.REPLAY_PORT,
-        "layout_name=%s" % layout_name, "capacity=2000000", "seconds=%d" % (seconds + 900)],
-        os.path.join(run_dir, "replay.log"), cwd=REPO)
+    procs["replay"] = hosts.popen(replay_host, serve, os.path.join(run_dir, "replay.log"),
+                                  cwd=REPO)
     probe_log = os.path.join(run_dir, "probe.log")
     procs["probe"] = hosts.popen("head", python + ["tests.cluster_hosts", "probe", address],
                                  probe_log, cwd=REPO)
+    if replay_loss_s > 0:    # the replay's counters on its own host, at the cut
+      procs["replay_probe"] = hosts.popen(replay_host, python + [
+          "tests.cluster_hosts", "probe", "127.0.0.1:%d" % ch.REPLAY_PORT],
+          os.path.join(run_dir, "replay_probe.log"), cwd=REPO)
     procs["sampler"] = hosts.popen("head", python + [
         "tools.apex_synthetic", "sampler", "address=%s" % address,
         "layout_name=%s" % layout_name, "seconds=%g" % seconds,
@@ -91,13 +105,17 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
         "json=%s" % os.path.join(run_dir, "sampler.json")],
         os.path.join(run_dir, "sampler.log"), cwd=REPO)
     split = split_actors(count, threads_per_process)
-    for i, n in enumerate(split):
+
+    def actor_args(i, n):
+      return {"address": address, "layout_name": layout_name, "count": n, "rate": rate,
+              "seconds": seconds, "seed": i,
+              "ready_file": os.path.join(run_dir, "actors%d.ready" % i), "go_file": go}
+    if launcher == "ray":
+      procs["driver"] = apex_scale_ray.start_actors(hosts, ch, run_dir, split, actor_args)
+    for i, n in enumerate(split if launcher == "plain" else []):
       procs["actors%d" % i] = hosts.popen("a%d" % (1 + i % 2), python + [
-          "tools.apex_synthetic", "actors", "address=%s" % address,
-          "layout_name=%s" % layout_name, "count=%d" % n, "rate=%g" % rate,
-          "seconds=%g" % seconds, "seed=%d" % i,
-          "ready_file=%s" % os.path.join(run_dir, "actors%d.ready" % i), "go_file=%s" % go,
-          "json=%s" % os.path.join(run_dir, "actors%d.json" % i)],
+          "tools.apex_synthetic", "actors"] + ["%s=%s" % a for a in actor_args(i, n).items()]
+          + ["json=%s" % os.path.join(run_dir, "actors%d.json" % i)],
           os.path.join(run_dir, "actors%d.log" % i), cwd=REPO)
     ready = ["sampler.ready"] + ["actors%d.ready" % i for i in range(len(split))]
     deadline = time.monotonic() + setup_timeout_s
@@ -112,7 +130,13 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     start = time.time()
     with open(go, "w") as f:
       f.write("go")
-    partition = None
+    partition = loss = None
+    if replay_loss_s > 0:
+      time.sleep(0.4 * seconds)
+      loss = apex_scale_ray.lose_replay(hosts, os.path.join(run_dir, "replay_probe.log"))
+      time.sleep(max(0.0, loss["cut"] + replay_loss_s - time.time()))
+      restored_at, procs["replay_restored"] = apex_scale_ray.restore_replay(
+          hosts, serve, os.path.join(run_dir, "replay_restored.log"))
     if partition_s > 0:
       time.sleep(seconds / 3.0)
       hosts.set_link("a2", False)
@@ -121,14 +145,17 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
       hosts.set_link("a2", True)
       partition.append(time.time())
     deadline = time.monotonic() + seconds + 120
-    workers = [k for k in procs if k.startswith("actors")] + ["sampler"]
+    workers = [k for k in procs if k.startswith(("actors", "driver"))] + ["sampler"]
     while any(procs[k].poll() is None for k in workers):
       if time.monotonic() > deadline:
         raise RuntimeError("%d actors: processes did not end (see %s)" % (count, run_dir))
       time.sleep(0.5)
-    cpu = {k: _cpu([pids[k]]) - cpu0[k] for k in ("replay",)}
+    cpu = {"replay": None if loss else _cpu([pids["replay"]]) - cpu0["replay"]}
+    # The replay's counters once every actor has flushed: what it confirmed in all.
+    final = apex_scale_ray.read_counters(hosts, ch, "head", address)
     # A worker failed if it wrote no results (its exit status is kept in the row).
-    failed = [k for k in workers if not os.path.exists(os.path.join(run_dir, k + ".json"))]
+    failed = [k for k in ["actors%d" % i for i in range(len(split))] + ["sampler"]
+              if not os.path.exists(os.path.join(run_dir, k + ".json"))]
     if failed:
       raise RuntimeError("%d actors: %s failed (see %s)" % (count, failed, run_dir))
   except Exception:
@@ -144,8 +171,15 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
       p.wait(timeout=60)
   row = collect(run_dir, count, len(split), rate, start, seconds, cpu["replay"])
   row["exit_codes"] = {k: procs[k].returncode for k in workers}
+  row.update(launcher=launcher, seconds=seconds)
   if partition:
     row.update(partition_effects(run_dir, partition, start + seconds))
+  if not loss:    # (a restored server counts its inserts anew: loss_effects counts them)
+    row.update(items_inserted=final["inserts"],
+               items_lost=lost_items(row["items_created"], final["inserts"]))
+  if loss:
+    row.update(apex_scale_ray.loss_effects(run_dir, loss, restored_at, final, start + seconds),
+               loss_at_s=loss["cut"] - start, checkpoint_interval_s=checkpoint_interval_s)
   return row
 
 
@@ -193,6 +227,7 @@ def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
   with open(os.path.join(run_dir, "sampler.json")) as f:
     sampler = json.load(f)
   steps = sum(a["steps"] for a in actors)
+  created = sum(a["items"] for a in actors)
   window = max(a["seconds"] for a in actors)
   end = start + seconds
   write_p99 = max(a["write_s"]["p99"] or 0 for a in actors)
@@ -215,12 +250,14 @@ def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
       "replay_cpu_cores": None if replay_cpu_s is None else replay_cpu_s / seconds,
       "actors_cpu_cores": sum(a["cpu_seconds"] for a in actors) / window,
       "sampler_cpu_cores": sampler["cpu_seconds"] / sampler["seconds"],
+      "items_created": created,
       "actor_errors": sum((a["errors"] for a in actors), []),
+      "process_rss_bytes": [a.get("rss_bytes") for a in actors],
       "loadavg": list(os.getloadavg())}
 
 
 def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_name="atari",
-        partition_s=0.0):
+        partition_s=0.0, launcher="plain", replay_loss_s=0.0, checkpoint_interval_s=10.0):
   """One window per number of actors on the same hosts; returns the result rows."""
   ch = _cluster_hosts()
   reason = ch.unavailable()
@@ -232,9 +269,13 @@ def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_na
   try:
     for name in ("head", "a1", "a2"):
       hosts.add(name)
+    if launcher == "ray":
+      apex_scale_ray.start_cluster(hosts)
     for count in counts:
       rows.append(one_run(hosts, ch, int(count), rate, seconds, threads_per_process,
-                          layout_name, hosts.dir, partition_s=partition_s))
+                          layout_name, hosts.dir, partition_s=partition_s,
+                          launcher=launcher, replay_loss_s=replay_loss_s,
+                          checkpoint_interval_s=checkpoint_interval_s))
       print(json.dumps(rows[-1]), flush=True)
   finally:
     left = hosts.close()
@@ -267,34 +308,57 @@ def scale_table(rows):
   return "\n".join(lines) + "\n"
 
 
-def plot(rows, path):
-  """Offered vs achieved inserts/s, samples/s and the sampler's stall against N."""
+def plot(series, path):
+  """Offered vs achieved inserts/s, samples/s, CPU cores and the sampler's stall against
+  N, one line style per launcher: `series` is {launcher: rows}."""
   # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-  n = [r["actors"] for r in rows]
-  fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-  left.plot(n, [r["offered_steps_per_second"] for r in rows], "k--", label="offered inserts/s")
-  left.plot(n, [r["inserts_per_second"] or 0 for r in rows], "o-", label="inserts/s")
-  left.plot(n, [r["samples_per_second"] or 0 for r in rows], "s-", label="samples/s (batch 512)")
+  fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+  for (launcher, rows), style in zip(sorted(series.items()), ("-", "--")):
+    n = [r["actors"] for r in rows]
+    left.plot(n, [r["offered_steps_per_second"] for r in rows], "k:", label=(
+        "offered steps/s" if style == "-" else None))
+    left.plot(n, [r["inserts_per_second"] or 0 for r in rows], "o" + style, color="C0",
+              label="inserts/s (%s)" % launcher)
+    left.plot(n, [r["samples_per_second"] or 0 for r in rows], "s" + style, color="C1",
+              label="samples/s, batch 512 (%s)" % launcher)
+    for key, marker, color, name in (
+        ("replay_cpu_cores", "o", "C0", "replay CPU cores"),
+        ("actors_cpu_cores", "s", "C1", "actors' CPU cores"),
+        ("sampler_cpu_cores", "^", "C2", "sampler CPU cores"),
+        ("sampler_stall_fraction", "x", "C3", "sampler stall fraction")):
+      right.plot(n, [r[key] for r in rows], marker + style, color=color,
+                 label="%s (%s)" % (name, launcher))
   left.set_xscale("log")
   left.set_yscale("log")
   left.set_xlabel("synthetic actors")
   left.set_ylabel("per second")
-  left.legend()
-  right.plot(n, [r["replay_cpu_cores"] for r in rows], "o-", label="replay CPU cores")
-  right.plot(n, [r["actors_cpu_cores"] for r in rows], "s-", label="actors' CPU cores")
-  right.plot(n, [r["sampler_cpu_cores"] for r in rows], "^-", label="sampler CPU cores")
-  right.plot(n, [r["sampler_stall_fraction"] for r in rows], "x:", label="sampler stall fraction")
+  left.legend(fontsize=7)
   right.set_xscale("log")
   right.set_xlabel("synthetic actors")
-  right.legend()
-  fig.suptitle("Ape-X replay at scale, synthetic actors (2 shared cores)")
+  right.legend(fontsize=7)
+  fig.suptitle("Ape-X replay at scale, synthetic actors as plain processes and as Ray actors "
+               "(2 cores; conditions in scale.md, scale_ray.md)")
   fig.tight_layout()
   fig.savefig(path, dpi=90)
   plt.close(fig)
+
+
+def memory_note(rows):
+  """What one process per actor would take, from the groups' resident memory."""
+  sizes = sorted(b for r in rows for b in r.get("process_rss_bytes", []) if b)
+  if not sizes:
+    return ""
+  mb = sizes[len(sizes) // 2] / 1e6
+  return ("Resident memory of an actor-group process (Ray worker with TensorFlow, Reverb, the "
+          "recording and the Atari network; %d processes measured): median %s MB, %s to %s "
+          "MB. One Ray actor process per synthetic actor would take about %s GB for 360 "
+          "actors, so the actors run as threads of a few Ray actors.\n" % (
+              len(sizes), _f(mb), _f(sizes[0] / 1e6), _f(sizes[-1] / 1e6),
+              _f(360 * mb / 1e3)))
 
 
 FLAGS = flags.FLAGS
@@ -307,7 +371,17 @@ def _define_flags():
   flags.DEFINE_integer("threads_per_process", 45, "Synthetic actors per process.")
   flags.DEFINE_float("partition_s", 0.0, "Cut host a2 (half the actors) off for this long "
                      "from a third of each window on (0: no partition).")
-  flags.DEFINE_string("out_dir", None, "Write scale.json and saturation.png here.")
+  flags.DEFINE_enum("launcher", "plain", ["plain", "ray"], "plain: the actors' processes "
+                    "started with `ip netns exec`; ray: Ray actors on a Ray cluster of the "
+                    "hosts (tools/apex_scale_ray.py).")
+  flags.DEFINE_float("replay_loss_s", 0.0, "With --launcher=ray: lose the replay host 40%% "
+                     "into each window and restore it from its checkpoint this long after.")
+  flags.DEFINE_float("checkpoint_interval_s", 10.0, "The replay's checkpoint period with "
+                     "--replay_loss_s.")
+  flags.DEFINE_string("conditions", "", "What else ran meanwhile (for the markdown), e.g. "
+                      "'training run paused'.")
+  flags.DEFINE_string("out_dir", None, "Write scale.json (scale_ray.json; faults.json with "
+                      "a fault and --launcher=ray) and saturation.png here.")
 
 
 def main(argv):
@@ -321,22 +395,70 @@ def main(argv):
   # Lazy: apex_capacity loads TensorFlow, which this driver does not need before here.
   from tools import apex_capacity  # pylint: disable=import-outside-toplevel
   load0 = os.getloadavg()
+  if FLAGS.replay_loss_s > 0 and FLAGS.launcher != "ray":
+    raise errors.UserError("--replay_loss_s needs --launcher=ray (the replay's own host).")
   try:
     rows = run(counts, FLAGS.rate, FLAGS.seconds, FLAGS.threads_per_process,
-               partition_s=FLAGS.partition_s)
+               partition_s=FLAGS.partition_s, launcher=FLAGS.launcher,
+               replay_loss_s=FLAGS.replay_loss_s,
+               checkpoint_interval_s=FLAGS.checkpoint_interval_s)
   except RuntimeError as e:
     raise errors.UserError(str(e)) from None
   if FLAGS.out_dir:
-    os.makedirs(FLAGS.out_dir, exist_ok=True)
-    with open(os.path.join(FLAGS.out_dir, "scale.json"), "w") as f:
-      json.dump(dict(apex_capacity.provenance([load0, os.getloadavg()]),
-                     command="python -m tools.apex_scale " + " ".join(sys.argv[1:]),
-                     rows=rows), f, indent=2)
-    with open(os.path.join(FLAGS.out_dir, "scale.md"), "w") as f:
-      f.write("# Synthetic Ape-X actors at scale\n\n`python -m tools.apex_scale %s`, "
-              "2 cores shared with a training run (niced).\n\n" % " ".join(sys.argv[1:])
-              + scale_table(rows))
-    plot(rows, os.path.join(FLAGS.out_dir, "saturation.png"))
+    command = "python -m tools.apex_scale " + " ".join(sys.argv[1:])
+    provenance = dict(apex_capacity.provenance([load0, os.getloadavg()]), command=command)
+    if FLAGS.conditions:    # instead of the default "shared with a training run"
+      provenance.update(machine="%d cores" % os.cpu_count(), conditions=FLAGS.conditions)
+    write_results(FLAGS.out_dir, rows, provenance)
+
+
+def _conditions(provenance):
+  return "; " + provenance["conditions"] if provenance.get("conditions") else ""
+
+
+def write_results(out_dir, rows, provenance):
+  """scale.json/md (plain launcher) or scale_ray.json/md, and saturation.png with every
+  launcher's rows found in `out_dir`; with a fault and the Ray launcher, faults.json/md
+  instead (one entry per kind of fault, kept across runs)."""
+  os.makedirs(out_dir, exist_ok=True)
+  fault = ("replay_loss" if rows[0].get("replay_loss_s") else
+           "partition" if rows[0].get("partition_s") else None)
+  if fault and rows[0]["launcher"] == "ray":
+    path = os.path.join(out_dir, "faults.json")
+    faults = {}
+    if os.path.exists(path):
+      with open(path) as f:
+        faults = json.load(f)
+    faults[fault] = dict(rows[0], **provenance)
+    with open(path, "w") as f:
+      json.dump(faults, f, indent=2)
+    with open(os.path.join(out_dir, "faults.md"), "w") as f:
+      f.write("# Faults with synthetic actors at scale (Ray launcher)\n\nMeasured on %s%s "
+              "(results in faults.json).\n\n" % (
+                  provenance["machine"], _conditions(provenance))
+              + apex_scale_ray.faults_table(faults, apex_scale_ray.CHECKPOINT_NOTE))
+    return
+  name = "scale_ray" if rows[0]["launcher"] == "ray" else "scale"
+  with open(os.path.join(out_dir, name + ".json"), "w") as f:
+    json.dump(dict(provenance, rows=rows), f, indent=2)
+  with open(os.path.join(out_dir, name + ".md"), "w") as f:
+    f.write("# Synthetic Ape-X actors at scale (%s launcher)\n\n`%s`, measured %s on %s%s, "
+            "commit %s, load average %.1f -> %.1f.\n\n" % (
+                rows[0]["launcher"], provenance["command"], provenance["date"],
+                provenance["machine"], _conditions(provenance), provenance["commit"],
+                provenance["loadavg"][0][0],
+                provenance["loadavg"][1][0])
+            + scale_table(rows) + "\n" + memory_note(rows))
+    capacity = os.path.join(out_dir, "capacity.json")
+    if os.path.exists(capacity):
+      with open(capacity) as c:
+        f.write("\n" + apex_scale_ray.plan_check(rows, json.load(c)))
+  series = {}
+  for launcher, other in (("plain", "scale.json"), ("ray", "scale_ray.json")):
+    if os.path.exists(os.path.join(out_dir, other)):
+      with open(os.path.join(out_dir, other)) as f:
+        series[launcher] = [r for r in json.load(f)["rows"] if not r.get("partition_s")]
+  plot(series, os.path.join(out_dir, "saturation.png"))
 
 
 def cli():

@@ -5,16 +5,23 @@ environment (real Pong frames for the Atari layout, random vectors for the MuJoC
 through the real actor's replay path: `n_step.NStepBuilder`, `replay_layout.TransitionWriter`
 and its flush (the same calls as `actor._ActorLoop.run`), at a set rate of agent steps per
 second, and pulls the learner's weights with `weights.WeightsSubscriber.refresh` every
-`weights_period` agent steps (Ape-X: 400 frames = 100 agent steps). Many of them run as
+`weights_period` agent steps (Ape-X: 400 frames = 100 agent steps). Its wait on the replay
+after each write is the real actor's (`actor.ReplayFlush`): a lost server is waited for and
+the writer's unconfirmed items go to the server that answers next. Many of them run as
 threads of one process (`run_actors`).
 
 The sampler (`run_sampler`) is the learner without its network: the learner's dataset
 (`sampling.replay_dataset`) at batch 512, a priority update per batch (`mutate_priorities`,
 random priorities) and a weights publication (`weights.publish`, the Atari network's
-variables) every `publish_interval` batches.
+variables) every `publish_interval` batches. Like the learner, it samples on a
+`sampling.BackgroundSampler` and updates priorities on a `call_thread.CallThread`, so a
+lost server is noticed; it then waits for it (`replay_client.wait_for_replay`), republishes
+the weights and starts a new pipeline.
 
 Roles, one process each (`python -m tools.apex_synthetic ROLE key=value ... json=PATH`):
-  serve    a Reverb server with the Ape-X tables (`replay.start_server`) for a layout;
+  serve    a Reverb server with the Ape-X tables (`replay.start_server`) for a layout,
+           restored from and checkpointed into `checkpoint_dir` every
+           `checkpoint_interval_s` (`replay.keep_serving`, the real replay's), if given;
   actors   N synthetic actors as threads for S seconds; writes their statistics;
   sampler  the learner-like sampler for S seconds; writes its statistics.
 """
@@ -25,12 +32,15 @@ import sys
 import threading
 import time
 
+from absl import logging
 import numpy as np
 import reverb
 import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.networks import dueling_q
+from paac_tf.runners.apex import actor as apex_actor
+from paac_tf.runners.apex import call_thread
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_client
@@ -100,8 +110,9 @@ def atari_network():
 class SyntheticActor:
   """One synthetic actor (see the module docstring); `run` until `stop` is set."""
 
-  def __init__(self, client, layout, recording, rate, weights_target=None,
-               weights_period=100, chunk_length=16, offset=0, gamma=0.99):
+  def __init__(self, client, address, layout, recording, rate, weights_target=None,
+               weights_period=100, chunk_length=16, offset=0, gamma=0.99,
+               server_timeout_s=300.0):
     self.layout, self.recording, self.rate = layout, recording, float(rate)
     action_shape = () if layout.discrete_actions else layout.action_shape
     action_dtype = np.int64 if layout.discrete_actions else np.float32
@@ -110,13 +121,15 @@ class SyntheticActor:
     self.writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=chunk_length)
     self.subscriber = (None if weights_target is None
                        else weights.WeightsSubscriber(client, weights_target))
+    self.flusher = apex_actor.ReplayFlush(self.writer, client, address, server_timeout_s,
+                                          layout, self.subscriber)
     self.weights_period = int(weights_period)
     self.offset = int(offset) % len(recording.step_type)
     self.steps = self.items = self.pulls = self.pulled = 0
     self.write_s = []      # per agent step: write + flush (the actor's wait on the replay)
     self.error = None
 
-  def step(self, t):
+  def step(self, t, should_stop=lambda: False):
     r = self.recording
     ids = self.writer.observation_ids(r.step_type[t])
     completed = self.builder.step(r.step_type[t], r.reward[t], r.discount[t], r.action[t],
@@ -124,7 +137,7 @@ class SyntheticActor:
     start = time.monotonic()
     written = self.writer.write(r.step_type[t], r.observation[t], completed,
                                 r.priority[t][completed.env])
-    self.writer.flush(timeout_ms=30_000)
+    self.flusher.flush(should_stop)
     self.write_s.append(time.monotonic() - start)
     self.items += written.items
     self.steps += 1
@@ -144,7 +157,7 @@ class SyntheticActor:
     next_time = time.monotonic()
     try:
       while not stop.is_set() and time.monotonic() < deadline:
-        self.step(t)
+        self.step(t, stop.is_set)
         t = (t + 1) % length
         next_time = max(next_time + period, time.monotonic() - period)
         wait = next_time - time.monotonic()
@@ -187,7 +200,8 @@ def wait_for_go(ready_file, go_file, timeout_s=600.0):
 
 
 def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
-               pull_weights=True, seed=0, ready_file=None, go_file=None):
+               pull_weights=True, seed=0, ready_file=None, go_file=None,
+               server_timeout_s=300.0):
   """`count` synthetic actors as threads of this process for `seconds` (after
   `wait_for_go`); their totals."""
   layout = make_layout(layout_name)
@@ -199,8 +213,9 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
     raise errors.UserError("No replay at %s." % address)
   if pull_weights:
     weights.WeightsSubscriber(client, target).wait(timeout_s=120)
-  actors = [SyntheticActor(reverb.Client(address), layout, recording, rate, target,
-                           weights_period, offset=37 * i) for i in range(int(count))]
+  actors = [SyntheticActor(reverb.Client(address), address, layout, recording, rate, target,
+                           weights_period, offset=37 * i, server_timeout_s=server_timeout_s)
+            for i in range(int(count))]
   wait_for_go(ready_file, go_file)
   stop = threading.Event()
   start, cpu0 = time.monotonic(), apex_measurements.cpu_seconds([os.getpid()])
@@ -223,6 +238,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
             "cpu_seconds": cpu, "write_s": dict(percentiles(write_s), max=float(
                 write_s.max()) if write_s.size else None),
             "errors": [a.error for a in actors if a.error][:5],
+            "reconnects": int(sum(a.flusher.reconnects for a in actors)),
+            "rss_bytes": apex_measurements.rss(os.getpid()), "pid": os.getpid(),
             "stuck_threads": sum(t.is_alive() for t in threads)}
   for a in actors:
     a.close()
@@ -230,54 +247,104 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
 
 
 def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=10,
-                step_s=0.0, seed=0, ready_file=None, go_file=None):
+                step_s=0.0, seed=0, ready_file=None, go_file=None, server_timeout_s=300.0):
   """The learner-like sampler for `seconds`: batches, sample waits (the learner's stall:
-  the time `next` blocks), mutate_priorities times, publications."""
+  the time a batch is waited for, a lost server's outage included), mutate_priorities
+  times, publications, reconnects."""
   layout = make_layout(layout_name)
   client = reverb.Client(address)
   network = atari_network()
   weights.publish(client, network, 0)
   rng = np.random.default_rng(seed)
-  iterator = iter(sampling.replay_dataset(address, layout, batch_size))
+  state = {"sampler": None, "calls": None, "reconnects": [], "start": None}
+
+  def fresh():
+    state["calls"] = call_thread.CallThread(
+        check=lambda: replay_client.probe(client, address, 2))
+    state["sampler"] = sampling.BackgroundSampler(
+        lambda: sampling.replay_dataset(address, layout, batch_size))
+
+  def should_stop():
+    return state["start"] is not None and time.monotonic() - state["start"] > float(seconds)
+
+  def reconnect(error):
+    """The learner's way (`learner.Learner._reconnect`): wait, republish, new pipeline."""
+    print("sampler lost the replay (%s); waiting for it" % error, flush=True)
+    state["sampler"].close(wait_s=0)
+    state["calls"].close()
+    if replay_client.wait_for_replay(client, address, server_timeout_s,
+                                     should_stop=should_stop) is not None:
+      weights.publish(client, network, 0, timeout_s=30, address=address)
+      state["reconnects"].append(time.time())
+    fresh()
+
+  def batch():
+    """The next batch (None once the time is up), reconnecting to a lost server."""
+    while not should_stop():
+      try:
+        sample = state["sampler"].get(timeout_s=1.0)
+        if sample is not None:
+          return sample
+        replay_client.probe(client, address, 2)
+      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+        reconnect(errors.user_message(e))
+    return None
+
+  def update(sample):
+    keys = sample.info.key.numpy().tolist()
+    updates = dict(zip(keys, rng.uniform(0.1, 2.0, size=len(keys)).tolist()))
+    try:
+      state["calls"].submit(lambda: client.mutate_priorities(
+          replay_layout.REPLAY_TABLE, updates=updates), 30, "Updating priorities")
+    except replay_client.ReplayUnavailableError as e:
+      reconnect(e)
+
+  fresh()
   wait_for_go(ready_file, go_file)
   for _ in range(2):   # the pipeline's start, not timed
-    client.mutate_priorities(replay_layout.REPLAY_TABLE, updates={
-        k: 1.0 for k in next(iterator).info.key.numpy().tolist()})
+    update(batch())
   waits, updates, batches, published, times = [], [], 0, 1, []
   cpu0 = apex_measurements.cpu_seconds([os.getpid()])
-  start = time.monotonic()
-  while time.monotonic() - start < float(seconds):
+  state["start"] = start = time.monotonic()
+  while not should_stop():
     t0 = time.monotonic()
-    sample = next(iterator)
+    sample = batch()
+    if sample is None:
+      break
     waits.append(time.monotonic() - t0)
     if step_s:
       time.sleep(step_s)    # the learner's step, if emulated
-    keys = sample.info.key.numpy().tolist()
     t0 = time.monotonic()
-    client.mutate_priorities(replay_layout.REPLAY_TABLE, updates=dict(
-        zip(keys, rng.uniform(0.1, 2.0, size=len(keys)).tolist())))
+    update(sample)
     updates.append(time.monotonic() - t0)
     batches += 1
     times.append(time.time())
     if batches % int(publish_interval) == 0:
-      weights.publish(client, network, batches)
-      published += 1
+      try:
+        weights.publish(client, network, batches, timeout_s=30, address=address)
+        published += 1
+      except replay_client.ReplayUnavailableError as e:
+        reconnect(e)
   elapsed = time.monotonic() - start
   return {"batch_size": int(batch_size), "seconds": elapsed, "batches": batches,
           "samples": batches * int(batch_size), "published": published,
           "cpu_seconds": apex_measurements.cpu_seconds([os.getpid()]) - cpu0,
           "wait_s": percentiles(waits), "wait_total_s": float(np.sum(waits)),
-          "priority_update_s": percentiles(updates), "batch_times": times}
+          "priority_update_s": percentiles(updates), "batch_times": times,
+          "reconnect_times": state["reconnects"]}
 
 
-def serve(port, layout_name, capacity, seconds):
+def serve(port, layout_name, capacity, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """A Reverb server with the Ape-X tables (no rate limiting: learning_starts 1, an
-  unbounded error buffer) on `port`, for at most `seconds`."""
+  unbounded error buffer) on `port` until SIGTERM (`replay.keep_serving`): restored from
+  `checkpoint_dir` and checkpointed there every `checkpoint_interval_s`, if given."""
+  # INFO: the restored checkpoint's size and each checkpoint go to the log.
+  logging.set_verbosity(logging.INFO)
   settings = replay.apex_replay(capacity=int(capacity), learning_starts=1, error_buffer=1e15)
-  server = replay.start_server(make_layout(layout_name), port=int(port), settings=settings)
+  server = replay.start_server(make_layout(layout_name), port=int(port),
+                               checkpoint_dir=checkpoint_dir or None, settings=settings)
   print("serving on %d" % server.port, flush=True)
-  time.sleep(float(seconds))
-  server.stop()
+  replay.keep_serving(server, checkpoint_dir or None, float(checkpoint_interval_s))
 
 
 def main(argv):
@@ -288,7 +355,8 @@ def main(argv):
     return 2
   kwargs = dict(a.split("=", 1) for a in argv[2:])
   out = kwargs.pop("json", None)
-  numbers = {k: (float(v) if k in ("rate", "seconds", "step_s") else
+  numbers = {k: (float(v) if k in ("rate", "seconds", "step_s", "server_timeout_s",
+                                    "checkpoint_interval_s") else
                  int(v) if v.lstrip("-").isdigit() else v) for k, v in kwargs.items()}
   if "pull_weights" in numbers:
     numbers["pull_weights"] = bool(numbers["pull_weights"])

@@ -187,6 +187,75 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
     time.sleep(0.5)
 
 
+class ReplayFlush:
+  """An actor's wait on the replay after each write: flushes `writer` down to its bound of
+  unconfirmed items, waiting while the replay's rate limiter holds inserts; a server that
+  stops answering is waited for with backoff (`replay_client.wait_for_replay`, giving up
+  after `server_timeout_s`) while Reverb's writer reconnects by itself and resends what was
+  not confirmed. `subscriber` (optional): its weights, and the learner's `done`, are read
+  every few seconds while blocked. Counts `blocked_s` and `reconnects`; `server_lost` is
+  true while a lost server is waited for. Also used by tools/apex_synthetic.py."""
+
+  def __init__(self, writer, client, replay_address, server_timeout_s, layout=None,
+               subscriber=None, actor_index=0):
+    self.writer, self.client, self.replay_address = writer, client, replay_address
+    self.server_timeout_s = float(server_timeout_s)
+    self.layout, self.subscriber, self.actor_index = layout, subscriber, int(actor_index)
+    self.blocked_s = 0.0
+    self.server_lost = False        # waiting for a lost server (then no final report)
+    self.reconnects = 0
+
+  def flush(self, should_stop):
+    """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
+    or the server is gone (then waits for it, see `_wait_for_server`)."""
+    start = last_refresh = time.monotonic()
+    while True:
+      try:
+        self.writer.flush(timeout_ms=1000)
+        break
+      except reverb.errors.DeadlineExceededError:
+        pass
+      if should_stop():
+        break
+      # Blocked: the rate limiter holds inserts (or the server is gone). A learner that has
+      # ended samples no more, so its `done` is looked for here too, every few seconds.
+      if (self.subscriber is not None
+          and time.monotonic() - last_refresh > _BLOCKED_REFRESH_S):
+        self.subscriber.refresh(wait_s=0.2)
+        last_refresh = time.monotonic()
+        if self.subscriber.done:
+          break
+      try:
+        replay_client.probe(self.client, self.replay_address, 10)
+      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+        self._wait_for_server(e, should_stop)
+    self.blocked_s += time.monotonic() - start
+
+  def _wait_for_server(self, error, should_stop):
+    """The server stopped answering: waits for it with backoff (the writers reconnect by
+    themselves); raises ReplayUnreachableError after `server_timeout_s`."""
+    lost = time.monotonic()
+    self.server_lost = True
+    logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
+                    "after %.0f s).", self.actor_index, self.replay_address,
+                    errors.user_message(error), self.server_timeout_s)
+    info = replay_client.wait_for_replay(self.client, self.replay_address,
+                                         self.server_timeout_s, should_stop=should_stop,
+                                         since=lost)
+    if info is None:
+      return
+    self.server_lost = False
+    if self.layout is not None:
+      try:
+        replay_client.check_tables(info, self.layout, self.replay_address)
+      except replay_client.ReplayMismatchError as e:
+        raise errors.UserError(str(e)) from None
+    self.reconnects += 1
+    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
+                    "actor %d goes on.", self.replay_address, time.monotonic() - lost,
+                    info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
+
+
 class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
@@ -202,16 +271,14 @@ class _ActorLoop:
     self.weights_refresh_interval = max(1, int(weights_refresh_interval))
     self.report_interval_s = float(report_interval_s)
     self.log_interval_s = float(log_interval_s)
-    self.server_timeout_s = float(server_timeout_s)
     self.summary_writer = (summaries.SummaryWriter(
         os.path.join(root_dir, "actors", "actor_%d" % self.actor_index)) if root_dir else None)
     self.window = summaries.EpisodeWindow(100)
     self.agent_steps = 0
-    self.blocked_s = 0.0
+    self.flusher = ReplayFlush(writer, client, replay_address, server_timeout_s, layout,
+                               subscriber, actor_index)
     self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     self._report_in_flight = None    # (writer, report) not yet confirmed by the server
-    self._server_lost = False        # waiting for a lost server (then no final report)
-    self.reconnects = 0
 
   def run(self, should_stop, max_steps):
     env, num_envs = self.env, self.builder.num_envs
@@ -237,7 +304,7 @@ class _ActorLoop:
       initial = self.acting.initial_priorities(transitions, values)
       written = self.writer.write(time_step.step_type, time_step.observation, transitions,
                                   initial)
-      self._flush(should_stop)
+      self.flusher.flush(should_stop)
       time_step = env.recv() if can_send else env.step(action)
       steps += 1
       self.agent_steps += num_envs
@@ -263,56 +330,7 @@ class _ActorLoop:
     logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
                  reason, self.agent_steps, self.writer.items_written)
     return {"agent_steps": self.agent_steps, "items": self.writer.items_written, "reason": reason,
-            "blocked_s": self.blocked_s, "reconnects": self.reconnects}
-
-  def _flush(self, should_stop):
-    """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
-    or the server is gone (then waits for it, see `_wait_for_server`)."""
-    start = last_refresh = time.monotonic()
-    while True:
-      try:
-        self.writer.flush(timeout_ms=1000)
-        break
-      except reverb.errors.DeadlineExceededError:
-        pass
-      if should_stop():
-        break
-      # Blocked: the rate limiter holds inserts (or the server is gone). A learner that has
-      # ended samples no more, so its `done` is looked for here too, every few seconds.
-      if time.monotonic() - last_refresh > _BLOCKED_REFRESH_S:
-        self.subscriber.refresh(wait_s=0.2)
-        last_refresh = time.monotonic()
-        if self.subscriber.done:
-          break
-      try:
-        replay_client.probe(self.client, self.replay_address, 10)
-      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-        self._wait_for_server(e, should_stop)
-    self.blocked_s += time.monotonic() - start
-
-  def _wait_for_server(self, error, should_stop):
-    """The server stopped answering: waits for it with backoff (the writers reconnect by
-    themselves); raises ReplayUnreachableError after `server_timeout_s`."""
-    lost = time.monotonic()
-    self._server_lost = True
-    logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
-                    "after %.0f s).", self.actor_index, self.replay_address,
-                    errors.user_message(error), self.server_timeout_s)
-    info = replay_client.wait_for_replay(self.client, self.replay_address,
-                                         self.server_timeout_s, should_stop=should_stop,
-                                         since=lost)
-    if info is None:
-      return
-    self._server_lost = False
-    if self.layout is not None:
-      try:
-        replay_client.check_tables(info, self.layout, self.replay_address)
-      except replay_client.ReplayMismatchError as e:
-        raise errors.UserError(str(e)) from None
-    self.reconnects += 1
-    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
-                    "actor %d goes on.", self.replay_address, time.monotonic() - lost,
-                    info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
+            "blocked_s": self.flusher.blocked_s, "reconnects": self.flusher.reconnects}
 
   def _report(self, flush_s=_REPORT_FLUSH_S):
     """Sends the agent steps and episodes since the last report, unless the previous
@@ -358,7 +376,7 @@ class _ActorLoop:
     logging.info("Actor %d: %d agent steps (%.0f/s), %.0f inserts/s, weights of learner step "
                  "%d, blocked %.0f%%, average return %.2f over %d episodes", self.actor_index,
                  self.agent_steps, rate, insert_rate, self.subscriber.learner_step,
-                 100.0 * self.blocked_s / max(now - t, 1e-9) if steps else 0.0,
+                 100.0 * self.flusher.blocked_s / max(now - t, 1e-9) if steps else 0.0,
                  self.window.average_return, len(self.window.returns))
     if self.summary_writer is not None:
       self.summary_writer.scalars({"Perf/agent_steps_per_second": rate,
@@ -369,7 +387,7 @@ class _ActorLoop:
                                    "Actor/weights_learner_step": self.subscriber.learner_step},
                                   self.agent_steps)
       self.summary_writer.flush()
-    self.blocked_s = 0.0
+    self.flusher.blocked_s = 0.0
     return (now, self.agent_steps, self.writer.items_written)
 
   def _finish(self, flush_timeout_ms):
@@ -382,7 +400,7 @@ class _ActorLoop:
         logging.info("Final flush incomplete (%s).", e)
     try:
       # Twice: the first may only confirm a report still in flight.
-      if self._server_lost:
+      if self.flusher.server_lost:
         logging.info("Final report not sent: the replay server is gone.")
       elif not (self._report(flush_s=2.0) or self._report(flush_s=2.0)):
         logging.info("Final report not confirmed by the replay server.")

@@ -186,8 +186,14 @@ def layout_for(env_name):
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
-  layout = layout_for(env_name)
-  server = start_server(layout, port=port, checkpoint_dir=checkpoint_dir)
+  server = start_server(layout_for(env_name), port=port, checkpoint_dir=checkpoint_dir)
+  keep_serving(server, checkpoint_dir, checkpoint_interval_s)
+
+
+def keep_serving(server, checkpoint_dir=None, checkpoint_interval_s=0.0):
+  """Keeps `server` (from `start_server`) running until SIGINT/SIGTERM, checkpointing it
+  every `checkpoint_interval_s` seconds (0: never periodically) and, with a
+  `checkpoint_dir`, on the way out; then stops it. Also used by tools/apex_synthetic.py."""
   stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None

@@ -1,0 +1,278 @@
+"""`tools/apex_scale.py --launcher=ray`: the synthetic actors as Ray actors on a Ray
+cluster of network-namespace hosts, and the loss of the replay host.
+
+The cluster is started as tests/test_apex_cluster.py starts its own (`cluster_hosts.Hosts`:
+`ray start --head` on host `head`, `ray start --address=...` on hosts a1 and a2, token
+authentication); the replay runs on a host of its own, `replay` (10.213.0.4, not a Ray
+node: losing it loses nothing but the replay), the sampler and the probe on the head, as
+plain processes as in the plain launcher. A driver (`python -m tools.apex_scale_ray drive
+SPEC.json`, in the head's namespace) places one `ActorGroup` Ray actor per group of
+`threads_per_process` synthetic actors, alternately on a1 and a2 (each node offers a
+resource `host_<name>`), and each runs `apex_synthetic.run_actors` (threads; ready and go
+files as in the plain launcher). One Ray actor per synthetic actor would be one process
+each: the groups' resident memory (`rss_bytes`) says what that would cost.
+
+Replay loss (`lose_replay`, `restore_replay`): the replay host's link goes down, every
+process of it is killed (its counters at the cut: a probe on its loopback); later the link
+comes up and the replay is started again with the same command, so it restores its newest
+checkpoint (`replay.keep_serving` writes one every `checkpoint_interval_s`).
+`loss_effects` counts what was created, confirmed and lost.
+"""
+import json
+import os
+import sys
+import time
+
+from tools import apex_measurements
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ACTOR_HOSTS = ("a1", "a2")
+# The real runner's replay checkpoints (for faults.md).
+CHECKPOINT_NOTE = (
+    "The real runner checkpoints its replay less often than this measurement: the "
+    "one-machine launcher (`run_local.checkpoint_replay`) at the end of a run only, the Ray "
+    "launcher not at all (runners/apex/ray_launcher.py), and `python -m "
+    "paac_tf.commands.apex_replay` every `--checkpoint_interval_s` (default 0: only at a "
+    "clean shutdown). With those settings a lost replay host loses everything its server "
+    "accepted since it started; set `--checkpoint_interval_s` on a standalone replay to "
+    "bound the loss.")
+_f = apex_measurements.grouped   # a table cell
+
+
+def start_cluster(hosts):
+  """Ray's head on `head`, a1 and a2 joined (each with a `host_<name>` resource), the
+  replay host `replay` added (no Ray node). The repository goes first on every process's
+  PYTHONPATH, so Ray's workers import this checkout's paac_tf and tools."""
+  os.environ["PYTHONPATH"] = os.pathsep.join(
+      [REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+  hosts.add("replay")
+  hosts.start_head()
+  for name in ACTOR_HOSTS:
+    hosts.join(name, resources=json.dumps({"apex_actor": 8, "host_" + name: 1000}))
+
+
+def start_actors(hosts, ch, run_dir, split, actor_args):
+  """The driver process (in the head's namespace) for groups of `split` actors; each
+  group's `run_actors` keyword arguments are `actor_args(i, n)`."""
+  spec = os.path.join(run_dir, "driver.json")
+  with open(spec, "w") as f:
+    json.dump({"groups": [dict(actor_args(i, n), host="host_" + ACTOR_HOSTS[i % 2])
+                          for i, n in enumerate(split)], "run_dir": run_dir,
+               "ray_address": "%s:%d" % (hosts.hosts[hosts.head], ch.RAY_PORT)}, f)
+  return hosts.popen("head", [os.path.join(ch.BIN, "python"), "-m", "tools.apex_scale_ray",
+                              "drive", spec], os.path.join(run_dir, "driver.log"), cwd=REPO)
+
+
+def drive(spec_path):
+  """The driver: one Ray actor per group, each group's results in actors<i>.json."""
+  import ray  # pylint: disable=import-outside-toplevel  (Ray is an optional extra)
+  with open(spec_path) as f:
+    spec = json.load(f)
+  ray.init(address=spec["ray_address"], logging_level="warning")
+
+  @ray.remote(num_cpus=0, max_restarts=0)
+  class ActorGroup:
+    """Synthetic actors as threads of one Ray actor process."""
+
+    def run(self, kwargs):
+      # Lazy: TensorFlow and Reverb load in the Ray worker, not in the driver.
+      from tools import apex_synthetic  # pylint: disable=import-outside-toplevel
+      result = apex_synthetic.run_actors(**kwargs)
+      result["node"] = ray.util.get_node_ip_address()
+      return result
+
+  groups, calls = [], []
+  for g in spec["groups"]:
+    kwargs = {k: v for k, v in g.items() if k != "host"}
+    group = ActorGroup.options(resources={g["host"]: 1}).remote()
+    groups.append(group)
+    calls.append(group.run.remote(kwargs))
+  for i, call in enumerate(calls):
+    result = ray.get(call)
+    with open(os.path.join(spec["run_dir"], "actors%d.json" % i), "w") as f:
+      json.dump(result, f)
+  print("driver: %d groups done" % len(calls), flush=True)
+  sys.stdout.flush()
+  os._exit(0)   # as apex_synthetic's roles: no teardown with pulls in flight
+
+
+def counters(address):
+  """Prints the replay table's size and insert count at `address` (one JSON line)."""
+  import reverb  # pylint: disable=import-outside-toplevel  (lazy: the driver needs no TF)
+  from paac_tf.runners.apex import replay_layout  # pylint: disable=import-outside-toplevel
+  table = reverb.Client(address).server_info(timeout=30)[replay_layout.REPLAY_TABLE]
+  print(json.dumps({"t": time.time(), "size": int(table.current_size),
+                    "inserts": int(table.rate_limiter_info.insert_stats.completed)}),
+        flush=True)
+
+
+def read_counters(hosts, ch, host, address):
+  out = hosts.run(host, [os.path.join(ch.BIN, "python"), "-m", "tools.apex_scale_ray",
+                         "counters", address], cwd=REPO).stdout
+  return json.loads(out.strip().splitlines()[-1])
+
+
+def lose_replay(hosts, probe_log):
+  """The replay host lost: link down, every process of it killed 1.5 s later. Its counters
+  at the cut are the last reading of the probe on its loopback (`probe_log`, read every
+  0.5 s: after the link went down nothing could insert). Returns {'cut': t, 'at_cut':
+  counters, 'killed': t, 'pids': n}."""
+  cut = time.time()
+  hosts.set_link("replay", False)
+  time.sleep(1.5)
+  pids = hosts.kill("replay")
+  with open(probe_log) as f:
+    readings = [r for r in (json.loads(line) for line in f if line.startswith("{"))
+                if "size" in r]
+  at_cut = readings[-1] if readings and readings[-1]["t"] >= cut + 0.5 else None
+  if at_cut is None:
+    raise RuntimeError("No reading of the replay's counters after the cut: see %s" % probe_log)
+  return {"cut": cut, "at_cut": at_cut, "killed": time.time(), "pids": len(pids)}
+
+
+def restore_replay(hosts, serve_argv, log_path):
+  """The replay host back: link up, the replay started again (restores its checkpoint)."""
+  hosts.set_link("replay", True)
+  return time.time(), hosts.popen("replay", serve_argv, log_path, cwd=REPO)
+
+
+def loss_effects(run_dir, loss, restored_at, final, end):
+  """What the replay's loss cost. `loss`: `lose_replay`'s result; `final`: the restored
+  server's counters after every actor ended. Items lost = created - held at the end (no
+  item is evicted or removed: the capacity is far above what is created); of them,
+  confirmed by the lost server after its last checkpoint = its size at the cut - the size
+  restored; the rest were in flight (never confirmed by any server)."""
+  created = 0
+  reconnects = 0
+  for name in sorted(os.listdir(run_dir)):
+    if name.startswith("actors") and name.endswith(".json"):
+      with open(os.path.join(run_dir, name)) as f:
+        group = json.load(f)
+      created += group["items"]
+      reconnects += group.get("reconnects", 0)
+  with open(os.path.join(run_dir, "sampler.json")) as f:
+    sampler = json.load(f)
+  restored = restored_size(os.path.join(run_dir, "replay_restored.log"))
+  after_checkpoint = loss["at_cut"]["size"] - restored
+  lost = created - final["size"]
+  times = sampler["batch_times"]
+  resumed = [t for t in times if t >= restored_at]
+  return {"replay_loss_s": restored_at - loss["cut"], "items_created": created,
+          "held_by_lost_server": loss["at_cut"]["size"], "restored_from_checkpoint": restored,
+          "held_at_end": final["size"], "inserted_by_restored_server": final["size"] - restored,
+          "items_lost": lost, "lost_confirmed_after_checkpoint": after_checkpoint,
+          "lost_in_flight": lost - after_checkpoint, "processes_killed": loss["pids"],
+          "actor_reconnects": reconnects, "sampler_reconnects": len(sampler["reconnect_times"]),
+          "sampler_resumed_s_after_restore": resumed[0] - restored_at if resumed else None,
+          "batches_before": sum(t < loss["cut"] for t in times),
+          "batches_during": sum(loss["cut"] <= t < restored_at for t in times),
+          "batches_after": sum(restored_at <= t <= end for t in times)}
+
+
+def restored_size(log_path):
+  """Transitions the restarted replay restored (its log's 'Replay restored' line; 0 when
+  it started empty)."""
+  with open(log_path, errors="replace") as f:
+    for line in f:
+      if "Replay restored from the checkpoint" in line:
+        return int(line.split(": ")[-1].split(" transitions")[0].replace(",", ""))
+  return 0
+
+
+def plan_check(rows, capacity):
+  """The plan's per-core costs (capacity.json: each part measured alone, Atari, capacity
+  2M) against the rows: CPU each part should have used for what it did, and what it used."""
+  replay = next(r for r in capacity["replay"]
+                if r["layout"] == "atari" and not r["evicting"])
+  pull = capacity["weights"]
+  lines = ["| actors | inserts/s | samples/s | pulls done/s | replay cores planned / used "
+           "| actors' cores planned / used | sampler cores planned / used |",
+           "|---|---|---|---|---|---|---|"]
+  for r in rows:
+    pulls = r["weight_pulls_done"] / r["seconds"]
+    inserts, samples = r["inserts_per_second"] or 0.0, r["samples_per_second"] or 0.0
+    planned = (inserts / replay["inserts_per_server_cpu_second"]
+               + samples / replay["samples_per_server_cpu_second"]
+               + pulls * pull["server_cpu_s_per_pull"])
+    actors = inserts / replay["inserts_per_client_cpu_second"] + pulls * pull[
+        "puller_cpu_s_per_pull"]
+    sampler = samples / replay["samples_per_sampler_cpu_second"]
+    lines.append("| %d | %s | %s | %s | %s / %s | %s / %s | %s / %s |" % (
+        r["actors"], _f(inserts), _f(samples), _f(pulls, 1), _f(planned, 2),
+        _f(r["replay_cpu_cores"], 2), _f(actors, 2), _f(r["actors_cpu_cores"], 2),
+        _f(sampler, 2), _f(r["sampler_cpu_cores"], 2)))
+  return ("Planned from capacity.md's per-core costs (%s inserts and %s samples per replay "
+          "CPU second, %s inserts per writer CPU second, %s samples per sampler CPU second, "
+          "%s / %s ms of replay / puller CPU per weight pull) for what each part did:\n\n" % (
+              _f(replay["inserts_per_server_cpu_second"]),
+              _f(replay["samples_per_server_cpu_second"]),
+              _f(replay["inserts_per_client_cpu_second"]),
+              _f(replay["samples_per_sampler_cpu_second"]),
+              _f(1000 * pull["server_cpu_s_per_pull"], 1),
+              _f(1000 * pull["puller_cpu_s_per_pull"], 1))
+          + "\n".join(lines) + "\n")
+
+
+def faults_table(faults, checkpoint_note):
+  """faults.md's body from faults.json's {'partition': row, 'replay_loss': row}."""
+  lines = []
+  p = faults.get("partition")
+  if p:
+    lines += ["## Partition of half the actors", "",
+              "`%s`: %d synthetic actors as Ray actors (%d groups), host a2's link down "
+              "for %.1f s a third into the %g s window (%d actors cut off)." % (
+                  p["command"], p["actors"], p["processes"], p["partition_s"], p["seconds"],
+                  p["actors"] // 2), "", "| | value |", "|---|---|",
+              "| items created by the actors | %s |" % _f(p["items_created"]),
+              "| items inserted by the replay | %s |" % _f(p["items_inserted"]),
+              "| items lost | %s |" % _f(p["items_lost"]),
+              "| sampler batches before / during / after the cut | %d / %d / %d |" % (
+                  p["batches_before"], p["batches_during"], p["batches_after"]),
+              "| longest write + flush of an actor | %.1f s |" % p["write_s_max"],
+              "| actor errors | %d |" % len(p["actor_errors"]), ""]
+  r = faults.get("replay_loss")
+  if r:
+    lines += ["## Replay host lost and restored", "",
+              "`%s`: %d synthetic actors as Ray actors; at %.0f s into the %g s window the "
+              "replay host's link goes down and its %d processes are killed; %.1f s after "
+              "the cut the link is up and the replay is started again from its checkpoint "
+              "directory (checkpoints every %g s)." % (
+                  r["command"], r["actors"], r["loss_at_s"], r["seconds"],
+                  r["processes_killed"], r["replay_loss_s"], r["checkpoint_interval_s"]),
+              "", "| | value |", "|---|---|",
+              "| items created by the actors | %s |" % _f(r["items_created"]),
+              "| held by the lost server at the cut | %s |" % _f(r["held_by_lost_server"]),
+              "| restored from its last checkpoint | %s |" % _f(r["restored_from_checkpoint"]),
+              "| inserted into the restored server | %s |" % _f(
+                  r["inserted_by_restored_server"]),
+              "| held at the end | %s |" % _f(r["held_at_end"]),
+              "| items lost (created - held at the end) | %s |" % _f(r["items_lost"]),
+              "| of them confirmed by the lost server after its last checkpoint | %s |" % _f(
+                  r["lost_confirmed_after_checkpoint"]),
+              "| of them in flight at the cut (never confirmed) | %s |" % _f(
+                  r["lost_in_flight"]),
+              "| actor reconnects / sampler reconnects | %d / %d |" % (
+                  r["actor_reconnects"], r["sampler_reconnects"]),
+              "| sampler's first batch after the restart | %s s |" % _f(
+                  r["sampler_resumed_s_after_restore"], 1),
+              "| sampler batches before / during / after the outage | %d / %d / %d |" % (
+                  r["batches_before"], r["batches_during"], r["batches_after"]),
+              "| actor errors | %d |" % len(r["actor_errors"]), "",
+              "A replay host's loss loses what the server had accepted since its last "
+              "checkpoint (%s items here), which is more than the cut actors' in-flight "
+              "transitions (%s): Reverb's writers resend what the server had not confirmed "
+              "to the restarted one, not what the dead server confirmed. %s" % (
+                  _f(r["lost_confirmed_after_checkpoint"]), _f(r["lost_in_flight"]),
+                  checkpoint_note), ""]
+  return "\n".join(lines)
+
+
+if __name__ == "__main__":
+  if sys.argv[1:2] == ["drive"] and len(sys.argv) == 3:
+    drive(sys.argv[2])
+  elif sys.argv[1:2] == ["counters"] and len(sys.argv) == 3:
+    counters(sys.argv[2])
+  else:
+    print("error: usage: python -m tools.apex_scale_ray drive SPEC.json | counters HOST:PORT",
+          file=sys.stderr)
+    sys.exit(2)
