@@ -90,12 +90,12 @@ def free_port():
 class Server:
   """`tools.apex_synthetic serve` in a process of its own, on a free loopback port."""
 
-  def __init__(self, layout_name, capacity, log_path, seconds=3600):
+  def __init__(self, layout_name, capacity, log_path):
     self.port = free_port()
     self.address = "127.0.0.1:%d" % self.port
     self.proc = subprocess.Popen(
         [sys.executable, "-m", "tools.apex_synthetic", "serve", "port=%d" % self.port,
-         "layout_name=%s" % layout_name, "capacity=%d" % capacity, "seconds=%d" % seconds],
+         "layout_name=%s" % layout_name, "capacity=%d" % capacity],
         stdout=open(log_path, "wb"), stderr=subprocess.STDOUT,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     self.client = reverb.Client(self.address)
