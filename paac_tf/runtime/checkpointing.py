@@ -158,7 +158,6 @@ class Checkpointer:
         "No checkpoint in %s could be read (%s). Move the directory aside and start a new run."
         % (self.directory, ", ".join(failures)))
 
-
   def _reader(self, path):
     """The tf.train.Checkpoint that restores `path`: this one, or for a checkpoint saved
     before a trackable was renamed (`RENAMED_KEYS`), one holding it under its old name."""
