@@ -16,14 +16,14 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from absl import logging
 
 from paac_tf import errors
-from paac_tf.runtime import root_dirs
-from paac_tf.runtime import run_lock
-from paac_tf.runtime import run_result
-from paac_tf.runtime import signals
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import root_dirs
+from paac_tf.bookkeeping import run_lock
+from paac_tf.bookkeeping import run_result
+from paac_tf.bookkeeping import signals
+from paac_tf.bookkeeping import startup
 
 
-# What `train` returns: the run's result (`runtime/run_result.py`: agent_steps, updates,
+# What `train` returns: the run's result (`bookkeeping/run_result.py`: agent_steps, updates,
 # episodes, average_return, reason, policy_dir, metrics) with its root_dir and checkpoint.
 # A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call at
 # once with reason 'signal', zero updates and episodes, and the agent step of the latest
@@ -104,14 +104,14 @@ def train(gin_files: Union[str, Sequence[str]],
     bindings: gin bindings applied after the files: binding lines, e.g.
       `['train_eval.total_steps=20000']`, or a dict of parameters and Python values, e.g.
       `{'train_eval.total_steps': 20000, 'train_eval.env_name': 'Acrobot-v1'}` (each value
-      written as a gin literal: `runtime/config.py`'s `gin_literal`).
+      written as a gin literal: `bookkeeping/config.py`'s `gin_literal`).
     root_dir: run directory (default: runs/<config>-<timestamp>); an existing run there
       is resumed from its latest checkpoint.
 
   Returns:
     A TrainResult. Each call starts from a clear gin configuration, so calls in one
     process (a notebook) do not see each other's bindings. SIGINT/SIGTERM during the call
-    stop the run cleanly (`paac_tf/runtime/signals.py`): after a checkpoint once the model
+    stop the run cleanly (`paac_tf/bookkeeping/signals.py`): after a checkpoint once the model
     exists, the call returns with reason 'signal'.
 
   Raises:
@@ -140,8 +140,8 @@ def _train(gin_files, bindings, root_dir, stop):
     import gin
     from paac_tf.runners import train_eval as train_eval_lib
     from paac_tf.runners import validation
-    from paac_tf.runtime import checkpointing
-    from paac_tf.runtime import config
+    from paac_tf.bookkeeping import checkpointing
+    from paac_tf.bookkeeping import config
     # pylint: enable=import-outside-toplevel
     train_eval_lib.load_configurables()
     gin.clear_config()

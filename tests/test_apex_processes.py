@@ -17,9 +17,9 @@ from paac_tf.runners import train_eval
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import launcher
-from paac_tf.runtime import config
-from paac_tf.runtime import root_dirs
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import root_dirs
+from paac_tf.bookkeeping import signals
 
 train_eval.load_configurables()   # the configurables the configs name
 

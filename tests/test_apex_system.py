@@ -17,7 +17,7 @@ import pytest
 
 from conftest import read_text
 
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import last_stop
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")

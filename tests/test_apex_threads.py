@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 
 from paac_tf.runners import train_eval
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 from tools import apex_measurements
 
 train_eval.load_configurables()   # the configurables the configs name
@@ -19,7 +19,7 @@ train_eval.load_configurables()   # the configurables the configs name
 _THREADS = r"""
 import json
 import tensorflow as tf
-from paac_tf.runtime import threads
+from paac_tf.bookkeeping import threads
 first = threads.set_tf_threads(2, 1)
 tf.constant(1.0) + 1.0   # TF starts
 later = threads.set_tf_threads(1)
@@ -40,7 +40,7 @@ def test_intra_and_inter_op_threads_are_set_before_tf_starts_and_kept_after():
 
 
 def test_unset_threads_leave_tf_alone():
-  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import threads  # pylint: disable=import-outside-toplevel
   assert threads.set_tf_threads(None) == (0, 0)
   assert threads.set_tf_threads(0, None) == (0, 0)
 

@@ -14,8 +14,8 @@ from conftest import REPO
 
 import paac_tf
 from paac_tf import errors
-from paac_tf.runtime import config
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import last_stop
 
 README = os.path.join(REPO, "README.md")
 # CartPole in a few seconds: 400 agent steps (5 updates of n_e 16 x t_max 5), in-process.

@@ -1,8 +1,8 @@
 """The campaign tool's record of when each run trained (tools/campaign.py)."""
 import json
 
-from paac_tf.runtime import cadence
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import cadence
+from paac_tf.bookkeeping import last_stop
 from tools import campaign
 
 

@@ -13,7 +13,7 @@ from conftest import REPO, run_module
 from paac_tf import errors
 from paac_tf.runners import train_eval
 from paac_tf.runners import validation
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 train_eval.load_configurables()   # the configurables the configs name
 

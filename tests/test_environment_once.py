@@ -8,7 +8,7 @@ from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 pytestmark = pytest.mark.timeout(300)
 train_eval.load_configurables()   # the configurables cartpole.gin names (alone, too)

@@ -25,7 +25,7 @@ from paac_tf.policies import checkpoint_export
 from paac_tf.policies import loading
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
-from paac_tf.runtime import cadence as cadence_lib
+from paac_tf.bookkeeping import cadence as cadence_lib
 
 PAAC, APEX = registry.get("paac"), registry.get("apex")
 
@@ -452,7 +452,7 @@ def test_training_exporter_contract(cartpole, tmp_path):
 
 
 def test_the_cadence_skips_an_export_that_exists(tmp_path):
-  """The rule of every training loop (runtime/cadence.py): a version that exists already
+  """The rule of every training loop (bookkeeping/cadence.py): a version that exists already
   (the final export of a resumed run that had finished) is left as it is."""
   exported = []
 

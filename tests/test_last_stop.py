@@ -1,9 +1,9 @@
-"""root_dir/last_stop.json: how a run's last training process ended (runtime/last_stop.py)."""
+"""root_dir/last_stop.json: how a run's last training process ended (bookkeeping/last_stop.py)."""
 import json
 import os
 
-from paac_tf.runtime import cadence
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import cadence
+from paac_tf.bookkeeping import last_stop
 
 
 def _result(reason="target", steps=5200, average=18.1):

@@ -1,8 +1,8 @@
-"""runtime/progress.py: a tqdm bar on an interactive stream, absl log lines elsewhere."""
+"""bookkeeping/progress.py: a tqdm bar on an interactive stream, absl log lines elsewhere."""
 import io
 import logging
 
-from paac_tf.runtime import progress as progress_lib
+from paac_tf.bookkeeping import progress as progress_lib
 
 
 class _Terminal(io.StringIO):

@@ -1,4 +1,4 @@
-"""The reference run's curve beside a run's own in TensorBoard (runtime/reference_curve.py):
+"""The reference run's curve beside a run's own in TensorBoard (bookkeeping/reference_curve.py):
 the choice of the reference among results folders, the thinning of its curve, and a real
 short run that writes it to root_dir/reference once (not again on resume)."""
 import json
@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import paac_tf
-from paac_tf.runtime import config
-from paac_tf.runtime import reference_curve
-from paac_tf.runtime import summary_tags
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import reference_curve
+from paac_tf.bookkeeping import summary_tags
 from tools import events
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,9 +92,9 @@ def test_a_run_writes_its_reference_curve_once(tmp_path):
 
 def test_writing_the_reference_leaves_tensorflows_thread_pools_to_the_run(tmp_path):
   """The reference is written before the training processes set TensorFlow's thread pools
-  (runtime/threads.py), which fails once TensorFlow's runtime has started."""
+  (bookkeeping/threads.py), which fails once TensorFlow's runtime has started."""
   code = ("import sys, tensorflow as tf\n"
-          "from paac_tf.runtime import reference_curve\n"
+          "from paac_tf.bookkeeping import reference_curve\n"
           "reference_curve._write_events(sys.argv[1], {'a/b': [(1, 2.0), (2, 3.0)]})\n"
           "tf.config.threading.set_intra_op_parallelism_threads(2)\n"
           "print('pools', tf.config.threading.get_intra_op_parallelism_threads())\n")

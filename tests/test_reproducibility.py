@@ -10,7 +10,7 @@ import gin
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.runners import train_eval
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 train_eval.load_configurables()   # the configurables the configs name
 

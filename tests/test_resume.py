@@ -4,7 +4,7 @@ from tf_agents.specs import array_spec
 
 from paac_tf.algorithms.paac import agent as agent_lib
 from paac_tf.networks import actor_critic
-from paac_tf.runtime import checkpointing
+from paac_tf.bookkeeping import checkpointing
 
 
 def _agent(seed):

@@ -1,4 +1,4 @@
-"""One command per run directory (`paac_tf/runtime/run_lock.py`), with real processes: a
+"""One command per run directory (`paac_tf/bookkeeping/run_lock.py`), with real processes: a
 second training or an export into a run in use is refused at once, with one error line
 naming the holder, touching nothing; a killed run leaves no lock behind."""
 import glob
@@ -15,11 +15,11 @@ import tensorflow as tf
 from conftest import REPO, run_module
 
 import paac_tf
-from paac_tf.runtime import run_lock
+from paac_tf.bookkeeping import run_lock
 
 CARTPOLE = ["--gin_file=cartpole.gin", "--gin_bindings=paac_train.stop_at_average_return=None"]
 # A process that holds a run directory's lock, as a training would, without training.
-HOLDER = ("import sys, time; from paac_tf.runtime import run_lock; "
+HOLDER = ("import sys, time; from paac_tf.bookkeeping import run_lock; "
           "lock = run_lock.acquire(sys.argv[1]); print('held', flush=True); time.sleep(120)")
 
 

@@ -1,4 +1,4 @@
-"""Stop-at-return targets belong to their environment (paac_tf/runtime/stop_target.py):
+"""Stop-at-return targets belong to their environment (paac_tf/bookkeeping/stop_target.py):
 the pure decision, the recording of a config's environment by `config.parse`, the check."""
 import collections
 
@@ -8,9 +8,9 @@ import pytest
 import paac_tf
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
-from paac_tf.runtime import config
-from paac_tf.runtime import stop_target
-from paac_tf.runtime import summaries
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import stop_target
+from paac_tf.bookkeeping import summaries
 
 CARTPOLE = names.Environment("CartPole-v1", gymnasium_id="CartPole-v1")
 CARTPOLE_MODULE = names.Environment("gymnasium.envs:CartPole-v1",

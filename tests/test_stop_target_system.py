@@ -1,6 +1,6 @@
 """Whole Ape-X runs of the shipped configs that set a stop-at-return target, each on another
 environment: they do not stop on the config's target, and they say which target applies
-(paac_tf/runtime/stop_target.py; PAAC's cartpole.gin: tests/test_stop_target.py)."""
+(paac_tf/bookkeeping/stop_target.py; PAAC's cartpole.gin: tests/test_stop_target.py)."""
 import pytest
 
 from conftest import run_module

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from conftest import REPO, run_module
 
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import last_stop
 
 
 def _scalars(run_dir, tag):

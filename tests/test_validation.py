@@ -1,5 +1,5 @@
 """Validation of user-settable parameters before any work starts (runners/validation.py),
-against the checks each configurable declares in its signature (runtime/checks.py)."""
+against the checks each configurable declares in its signature (bookkeeping/checks.py)."""
 import os
 import re
 
@@ -11,8 +11,8 @@ from paac_tf import errors
 from paac_tf.envs import names
 from paac_tf.runners import train_eval
 from paac_tf.runners import validation
-from paac_tf.runtime import checks
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
 
 train_eval.load_configurables()   # the configurables the configs name
 

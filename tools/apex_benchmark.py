@@ -68,7 +68,7 @@ import gin
 import numpy as np
 
 from paac_tf import errors
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 from tools import apex_measurements as measurements
 
 FLAGS = flags.FLAGS
@@ -242,7 +242,7 @@ def run(num_actors, actor_seconds, learner_seconds, train_seconds=30.0, emulator
   """Runs the measurements under the parsed gin config; returns a dict of results."""
   # Lazy: TensorFlow and the Ape-X modules load only when a measurement runs (--help and flag errors
   # stay fast).
-  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import threads  # pylint: disable=import-outside-toplevel
   # The learner runs in this process: its TF threads as the config sets them (before TF
   # starts; in a process where TF already runs they stay as they are, reported as None).
   pools = threads.set_tf_threads(measurements.learner_setting("tf_threads"),

@@ -17,7 +17,7 @@ import numpy as np
 import psutil
 
 from paac_tf import errors
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 
 def parse_gin(gin_files, gin_bindings):
@@ -161,7 +161,7 @@ def act_worker(config_file, seconds, out):
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import batched  # pylint: disable=import-outside-toplevel
   from paac_tf.envs import environment  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   threads.set_tf_threads(int(actor_setting("tf_threads")))
   # Lazy: TensorFlow after its threads are set (above).
@@ -342,7 +342,7 @@ def learner_step_worker(config_file, spec, out):
   spec = json.loads(spec)
   # Lazy: this runs in the measurement's own process, which sets TensorFlow's threads first; the
   # benchmark's driver does not load TensorFlow.
-  from paac_tf.runtime import threads  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import threads  # pylint: disable=import-outside-toplevel
   parse_gin([config_file], [])
   pools = threads.set_tf_threads(spec["intra"], spec["inter"])
   # Lazy: TensorFlow after its threads are set (above).

@@ -50,7 +50,7 @@ from absl import flags
 from gin import config_parser
 
 from paac_tf import errors
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 from tools import ablation
 from tools import benchmark_parts
 from tools import benchmark_tables

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import last_stop
 
 # The repository: tools/ is one folder below it.
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,7 +119,7 @@ STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step \d+")
 
 def stop_reason(directory, since=None):
   """Why the run's last process stopped: 'done', 'target' or 'signal', from its
-  last_stop.json (paac_tf/runtime/last_stop.py) if that process (started at or after
+  last_stop.json (paac_tf/bookkeeping/last_stop.py) if that process (started at or after
   `since`) wrote one, else from the last 'Stopped (<reason>) at agent step N' line of its
   train.log (runs of earlier commits; there a signal reads 'SIGTERM' or 'SIGINT'), or None."""
   record = last_stop.read(directory, since=since)

@@ -24,8 +24,8 @@ from absl import logging
 
 from paac_tf import errors
 from paac_tf.algorithms import registry
-from paac_tf.runtime import reference_curve
-from paac_tf.runtime import summary_tags
+from paac_tf.bookkeeping import reference_curve
+from paac_tf.bookkeeping import summary_tags
 
 EVENT_FILE_PATTERN = "events.out.tfevents*"
 RUN_CONFIG = "run_config.json"

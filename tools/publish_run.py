@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 from paac_tf.envs import names
-from paac_tf.runtime import last_stop
+from paac_tf.bookkeeping import last_stop
 from tools import events
 from tools import reference_scores as ref
 

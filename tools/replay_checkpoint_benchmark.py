@@ -24,7 +24,7 @@ from absl import flags
 import numpy as np
 
 from paac_tf import errors
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 from tools import apex_benchmark
 from tools import apex_measurements
 

@@ -11,7 +11,7 @@ the object:
   `replay.algorithm.ReplayAlgorithm`); runners/dispatch.py starts it, the algorithm owns no
   loop;
 - its configuration's cross-parameter checks (`check_config`; each parameter's own
-  allowed values sit in its configurable's signature, `runtime/checks.py`), and the
+  allowed values sit in its configurable's signature, `bookkeeping/checks.py`), and the
   actions it takes (`action_kind`, `check_actions`: discrete or continuous);
 - its network: the spec training records in train/run_config.json (`network_spec`), the
   network rebuilt from it (`build_network`), the gin configurable that held its settings in

@@ -11,7 +11,7 @@ Exit status 3, after one `error: ...` line: the replay server stayed unreachable
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import startup
 
 FLAGS = flags.FLAGS
 
@@ -46,8 +46,8 @@ def main(argv):
   from paac_tf.runners.apex import family  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import processes  # pylint: disable=import-outside-toplevel
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import root_dirs  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import config  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import root_dirs  # pylint: disable=import-outside-toplevel
   train_eval.load_configurables()
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first

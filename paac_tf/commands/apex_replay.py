@@ -9,7 +9,7 @@ tables, networking and checkpoints are described in `paac_tf/runners/apex/replay
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import startup
 
 FLAGS = flags.FLAGS
 
@@ -33,7 +33,7 @@ def main(argv):
   from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay  # pylint: disable=import-outside-toplevel
   from paac_tf.runners import validation  # pylint: disable=import-outside-toplevel
-  from paac_tf.runtime import config  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import config  # pylint: disable=import-outside-toplevel
   train_eval.load_configurables()
   config.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   env_name = validation.checked_env_name(FLAGS.env_name)   # bad values stop here, first

@@ -20,7 +20,7 @@ import sys
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import startup
 
 startup.quiet_tensorflow()   # before the import below loads TensorFlow
 from paac_tf.policies import evaluation  # noqa: E402

@@ -17,9 +17,9 @@ import sys
 from absl import flags
 
 from paac_tf import errors
-from paac_tf.runtime import root_dirs
-from paac_tf.runtime import run_lock
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import root_dirs
+from paac_tf.bookkeeping import run_lock
+from paac_tf.bookkeeping import startup
 
 
 def _define_flags():

@@ -18,7 +18,7 @@ import shlex
 import shutil
 import sys
 
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import signals
 
 
 def command_line(argv, root_dir=None):

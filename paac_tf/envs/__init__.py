@@ -1,4 +1,4 @@
 """Batched environments: Atari (C++ vector env, portable) and gymnasium, one factory."""
-from paac_tf.runtime import startup as _startup
+from paac_tf.bookkeeping import startup as _startup
 
 _startup.import_old_gym_quietly()   # before this package's modules import tf-agents

@@ -8,7 +8,7 @@ from paac_tf.envs import batched
 from paac_tf.envs import factory
 from paac_tf.envs import grouped
 from paac_tf.envs import names
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 
 @checks.configurable(module="paac_tf.envs",

@@ -64,7 +64,7 @@ from paac_tf.envs import batched
 from paac_tf.envs import episode_stats
 from paac_tf.envs import main_module
 from paac_tf.envs import worker_process
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import signals
 
 FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 

@@ -1,7 +1,7 @@
 """The split of a run's environments among worker processes, checked before a run starts."""
 from paac_tf import errors
 from paac_tf.envs import names
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 
 def check_worker_split(configurable, bound):

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import torsos
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 
 class DuelingQ(tf.keras.Model):

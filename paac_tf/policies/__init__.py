@@ -8,6 +8,6 @@
   loading            SavedModels loaded with TensorFlow alone: metadata, actions
   evaluation         the 30 no-op evaluation protocol, eval.json, GIFs of the best episode
 """
-from paac_tf.runtime import startup as _startup
+from paac_tf.bookkeeping import startup as _startup
 
 _startup.import_old_gym_quietly()   # before this package's modules import tf-agents

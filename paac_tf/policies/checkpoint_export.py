@@ -14,7 +14,7 @@ from paac_tf import errors
 from paac_tf.networks import specs
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
-from paac_tf.runtime import run_lock
+from paac_tf.bookkeeping import run_lock
 
 _CHECKPOINT_RE = re.compile(r"^ckpt-(\d+)\.index$")
 

@@ -22,7 +22,7 @@ from paac_tf.envs import atari_vector
 from paac_tf.envs import environment
 from paac_tf.envs import factory
 from paac_tf.envs import names
-from paac_tf.runtime import checkpointing
+from paac_tf.bookkeeping import checkpointing
 
 # The configurable whose arguments change what the agent sees, and those arguments (not
 # speed settings).

@@ -51,8 +51,8 @@ from paac_tf import errors
 from paac_tf.envs import names
 from paac_tf.policies import loading
 from paac_tf.policies import run_settings
-from paac_tf.runtime import memory
-from paac_tf.runtime import startup
+from paac_tf.bookkeeping import memory
+from paac_tf.bookkeeping import startup
 
 FORMAT_VERSION = 1
 EXPLORATIONS = ("sample", "epsilon_greedy", "deterministic")
@@ -274,7 +274,7 @@ def _save_policy(algorithm, model, observation_spec, base_dir, version, metadata
     # Saving traces the policy's functions; the traced graphs sit in reference cycles that
     # Python's collector frees only now and then, and the C heap keeps what was freed. A
     # training run exports every 1M steps: without this, each export kept 10-25 MB in the
-    # trainer's RSS (see paac_tf/runtime/memory.py).
+    # trainer's RSS (see paac_tf/bookkeeping/memory.py).
     memory.release()
 
 

@@ -42,6 +42,6 @@ def check_config(algorithm, bound):
 
 
 def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
-  """Trains `algorithm` with its runner; returns the run's `runtime.run_result.RunResult`."""
+  """Trains `algorithm` with its runner; returns the run's `bookkeeping.run_result.RunResult`."""
   return runner_of(algorithm).run(algorithm, root_dir, env, int(total_steps), seed=seed,
                                   launcher=launcher, ray_address=ray_address)

@@ -11,7 +11,7 @@ The run directory holds train/ (run_config.json: `check_run_config` refuses to r
 run made with another configuration; summaries; checkpoints) and policies/<model>/<agent
 step>/ (the exports). A checkpoint holds the runner's trackables (the algorithm's network,
 optimizer, ...) beside the agent-step and episode counters, `agent_steps` and `episodes`
-(runtime/cadence.py's `counters`; a checkpoint made before the counter was named
+(bookkeeping/cadence.py's `counters`; a checkpoint made before the counter was named
 `agent_steps` holds it as `env_steps` and restores all the same: checkpointing.RENAMED_KEYS).
 """
 import os
@@ -22,10 +22,10 @@ import gin
 from paac_tf import errors
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
-from paac_tf.runtime import cadence as cadence_lib
-from paac_tf.runtime import checkpointing
-from paac_tf.runtime import checks
-from paac_tf.runtime import summaries
+from paac_tf.bookkeeping import cadence as cadence_lib
+from paac_tf.bookkeeping import checkpointing
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import summaries
 
 OptionalBool = checks.allows(checks.optional(checks.BOOL), Optional[bool])
 

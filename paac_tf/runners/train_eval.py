@@ -7,10 +7,10 @@ from paac_tf.algorithms import registry
 from paac_tf.envs import names
 from paac_tf.runners import dispatch
 from paac_tf.runners import validation
-from paac_tf.runtime import checks
-from paac_tf.runtime import config
-from paac_tf.runtime import last_stop
-from paac_tf.runtime import reference_curve
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import last_stop
+from paac_tf.bookkeeping import reference_curve
 
 LAUNCHERS = ("local", "ray")
 
@@ -35,7 +35,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
                seed: checks.Seed = 0, deterministic: checks.Bool = False, launcher="local",
                ray_address=None, config_files=(), env=None):
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
-  the run's `runtime.run_result.RunResult`.
+  the run's `bookkeeping.run_result.RunResult`.
 
   `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
   the initial weights, the action sampling and the environments; with `deterministic`
@@ -45,7 +45,7 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
   `config_files`: the gin files parsed (not a binding); when the last is a shipped config
   with a reference run in results/, that run's curve goes to root_dir/reference
-  (`runtime/reference_curve.py`). `env` (not a binding): `env_name` resolved, where the
+  (`bookkeeping/reference_curve.py`). `env` (not a binding): `env_name` resolved, where the
   caller checked the configuration already (`validation.check_bindings` returns it, as
   `api.train` does); None: the values given here are checked and `env_name` resolved.
   """

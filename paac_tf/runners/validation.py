@@ -1,7 +1,7 @@
 """Checks of the user-settable training parameters, run before any work starts.
 
 Each gin-settable parameter declares what it allows in its configurable's signature
-(runtime/checks.py); `checks()` maps each binding ('PaacAgent.gamma') to that Check.
+(bookkeeping/checks.py); `checks()` maps each binding ('PaacAgent.gamma') to that Check.
 `check_bindings()` reads the values the parsed configuration binds (unscoped bindings;
 macros are followed, references to other configurables are left to the callee) and raises
 a UserError on the first bad one, naming the binding and what it allows, e.g.
@@ -23,8 +23,8 @@ from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.envs import environment
 from paac_tf.runners import dispatch
-from paac_tf.runtime import checks as checks_lib
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import checks as checks_lib
+from paac_tf.bookkeeping import config
 
 REQUIRED = ("train_eval.env_name", "train_eval.total_steps")
 _UNBOUND = object()

@@ -16,7 +16,7 @@ import tensorflow as tf
 from paac_tf.networks import optimizers
 from paac_tf.algorithms.apex import losses
 from paac_tf.algorithms.replay import prioritized
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 OPTIMIZERS = ("rmsprop", "adam")
 

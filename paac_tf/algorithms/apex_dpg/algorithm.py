@@ -9,7 +9,7 @@ from paac_tf.algorithms.apex_dpg import exploration
 from paac_tf.algorithms.apex_dpg import learner_step
 from paac_tf.algorithms.apex_dpg import networks as networks_lib
 from paac_tf.algorithms.replay import algorithm as replay_algorithm
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 ACTIVATIONS = ("relu", "tanh", "elu")
 

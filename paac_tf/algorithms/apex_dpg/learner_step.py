@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from paac_tf.algorithms.apex_dpg import losses
 from paac_tf.algorithms.replay import prioritized
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 
 @checks.configurable(module="apex_dpg", denylist=["networks", "target_networks", "layout"])

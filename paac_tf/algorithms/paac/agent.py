@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from paac_tf.algorithms.paac import update as update_lib
 from paac_tf.networks import optimizers
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 
 @checks.configurable(module="paac")

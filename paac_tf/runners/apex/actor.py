@@ -55,11 +55,11 @@ from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import weights as weights_lib
-from paac_tf.runtime import checks
-from paac_tf.runtime import config
-from paac_tf.runtime import signals
-from paac_tf.runtime import summaries
-from paac_tf.runtime import threads
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import signals
+from paac_tf.bookkeeping import summaries
+from paac_tf.bookkeeping import threads
 
 # How long a report may wait for the server's confirmation before the loop goes on (it
 # stays pending, and the next reports accumulate until it is confirmed).

@@ -13,7 +13,7 @@ import numpy as np
 import tree
 
 from paac_tf.runners.apex import replay_layout
-from paac_tf.runtime import summaries
+from paac_tf.bookkeeping import summaries
 
 # The default `low_epsilon`: the final training epsilon of the 2015 DQN and of Dopamine's.
 DEFAULT_LOW_EPSILON = 0.01

@@ -10,14 +10,14 @@ from paac_tf.envs import worker_split
 from paac_tf.runners.apex import actor
 from paac_tf.runners.apex import launcher as local_launcher
 from paac_tf.runners.apex import ray_launcher
-from paac_tf.runtime import config
+from paac_tf.bookkeeping import config
 
 LAUNCHERS = ("local", "ray")
 
 
 def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
   """Trains `algorithm` in `root_dir` on `env` for `total_steps` agent steps (the actors'
-  sum); returns a `runtime.run_result.RunResult`."""
+  sum); returns a `bookkeeping.run_result.RunResult`."""
   if launcher == "ray":
     return ray_launcher.run_ray(root_dir, env, int(total_steps), seed=seed,
                                 address=ray_address, algorithm=algorithm)

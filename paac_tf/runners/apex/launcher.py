@@ -37,8 +37,8 @@ from paac_tf.algorithms import registry
 from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import replay as replay_lib
-from paac_tf.runtime import checks
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import signals
 
 CONFIG_FILE = "apex_config.gin"
 REPLAY_CHECKPOINT_DIR = "replay_checkpoint"

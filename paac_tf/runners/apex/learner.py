@@ -46,12 +46,12 @@ from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
-from paac_tf.runtime import checks
-from paac_tf.runtime import progress as progress_lib
-from paac_tf.runtime import signals
-from paac_tf.runtime import stop_target
-from paac_tf.runtime import summary_tags
-from paac_tf.runtime import threads
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import progress as progress_lib
+from paac_tf.bookkeeping import signals
+from paac_tf.bookkeeping import stop_target
+from paac_tf.bookkeeping import summary_tags
+from paac_tf.bookkeeping import threads
 
 # Samples wait at most this long for the rate limiter before the loop regains control
 # (to drain actor reports, honour stop requests, notice dead actors or a lost server).
@@ -109,7 +109,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
       `low_epsilon` (by any actor's environments) average at least this: they stand in for
       the greedy policy (`actor_reports.ActorReports.low_epsilon_window`); on
       `target_env_name`: on another environment, at its gymnasium reward_threshold if it has
-      one (runtime/stop_target.py).
+      one (bookkeeping/stop_target.py).
     target_env_name: the environment `stop_at_average_return` is for (None: this run's);
       recorded by `config.parse` from the config that binds the target.
     low_epsilon: the exploration up to which episodes count as the near-greedy policy's,
@@ -133,7 +133,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     on_finished: optional callable run once training is over (also on errors), before the
       sampling pipeline is torn down; the launcher stops actors and replay there.
   Returns:
-    A `runtime.run_result.RunResult` (its updates: learner steps) with the extras
+    A `bookkeeping.run_result.RunResult` (its updates: learner steps) with the extras
     average_return_low_epsilon (and low_epsilon, the bound its episodes were played under)
     and replay_reconnects.
   """

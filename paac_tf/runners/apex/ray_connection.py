@@ -12,7 +12,7 @@ import socket
 import threading
 
 from paac_tf import errors
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import signals
 
 _NO_FAILURE_HANDLER = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
 

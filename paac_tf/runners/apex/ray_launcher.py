@@ -56,8 +56,8 @@ from paac_tf.algorithms import registry
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_connection
 from paac_tf.runners.apex import ray_run
-from paac_tf.runtime import config
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import signals
 
 _DEFAULT_OPTIONS = {
     "learner": {"num_cpus": 1},

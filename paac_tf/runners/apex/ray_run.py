@@ -17,8 +17,8 @@ from paac_tf import errors
 from paac_tf.runners import harness
 from paac_tf.runners.apex import launcher
 from paac_tf.runners.apex import ray_roles
-from paac_tf.runtime import cadence
-from paac_tf.runtime import checkpointing
+from paac_tf.bookkeeping import cadence
+from paac_tf.bookkeeping import checkpointing
 
 LEARNER_NAME = "apex_learner"
 REPLAY_NAME = "apex_replay"

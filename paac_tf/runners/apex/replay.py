@@ -46,8 +46,8 @@ from reverb.platform.default import checkpointers
 from paac_tf.envs import environment
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_layout
-from paac_tf.runtime import checks
-from paac_tf.runtime import signals
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import signals
 
 # Default of the stats table: ~1 report per actor per second, so hours of slack.
 _STATS_CAPACITY = 100_000

@@ -20,7 +20,7 @@ import tree
 
 from paac_tf import errors
 from paac_tf.runners.apex import replay_layout
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 
 class ReplayMismatchError(RuntimeError):

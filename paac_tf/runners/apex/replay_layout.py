@@ -41,7 +41,7 @@ import numpy as np
 import tensorflow as tf
 
 from paac_tf.runners.apex import n_step
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 REPLAY_TABLE = "replay"
 WEIGHTS_TABLE = "weights"

@@ -16,12 +16,12 @@ from paac_tf.envs import environment
 from paac_tf.envs import worker_split
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import torsos
-from paac_tf.runtime import checks
-from paac_tf.runtime import checkpointing
-from paac_tf.runtime import config
-from paac_tf.runtime import progress as progress_lib
-from paac_tf.runtime import signals
-from paac_tf.runtime import stop_target
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import checkpointing
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import progress as progress_lib
+from paac_tf.bookkeeping import signals
+from paac_tf.bookkeeping import stop_target
 from paac_tf.runners import harness
 from paac_tf.runners.sync import rollout
 
@@ -30,7 +30,7 @@ LAUNCHERS = ("local",)   # one machine, one process
 
 def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
   """Trains `algorithm` (an on-policy algorithm: `runner = 'sync'`) in `root_dir` on `env`
-  for `total_steps` agent steps; returns a `runtime.run_result.RunResult`."""
+  for `total_steps` agent steps; returns a `bookkeeping.run_result.RunResult`."""
   del launcher, ray_address   # one machine, one process
   return paac_train(root_dir, env, int(total_steps), seed=seed, algorithm=algorithm,
                     export_policies=True)
@@ -70,7 +70,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     export_interval: agent steps between SavedModel exports to root_dir/policies (None: end only).
     stop_at_average_return: stop early once the last 100 episodes average at least this,
       on `target_env_name`; on another environment, at its gymnasium reward_threshold if it
-      has one (runtime/stop_target.py).
+      has one (bookkeeping/stop_target.py).
     target_env_name: the environment `stop_at_average_return` is for (None: this run's);
       recorded by `config.parse` from the config that binds the target.
     overlap_learner: start the next rollout's first env step before the update (see
@@ -81,7 +81,7 @@ def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count =
     export_policies: export the policy to root_dir/policies (harness.training_exporter)
       every `export_interval` and at the end (`run` does).
   Returns:
-    A `runtime.run_result.RunResult`: agent_steps, updates, episodes (of the whole run, across
+    A `bookkeeping.run_result.RunResult`: agent_steps, updates, episodes (of the whole run, across
     resumes), average return, reason.
   """
   algorithm = algorithm or registry.get(registry.DEFAULT)

@@ -30,9 +30,9 @@ from absl import logging
 
 from paac_tf import errors
 from paac_tf.envs import names
-from paac_tf.runtime import checks
-from paac_tf.runtime import config
-from paac_tf.runtime import summary_tags
+from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
+from paac_tf.bookkeeping import summary_tags
 
 SUMMARIES_CSV = "summaries.csv"   # a results folder's training summaries (publish_run)
 RUN_INFO = "run_info.json"        # a results folder's record: config, env_name, agent_steps...
@@ -162,7 +162,7 @@ def _write_events(target, curves):
   """Writes `curves` ({tag: [(step, value)]}) as event files into `target`, whole or not
   at all (written beside it, then renamed). With TensorBoard's own event writer and scalar
   protos, not TensorFlow's summary ops: those would start TensorFlow's runtime here, before
-  the training processes set its thread pools (runtime/threads.py: then they cannot)."""
+  the training processes set its thread pools (bookkeeping/threads.py: then they cannot)."""
   # Lazy: tensorboard, and this module stays importable by the tools that only read CSV files.
   # pylint: disable=import-outside-toplevel
   from tensorboard.compat.proto import event_pb2

@@ -1,9 +1,9 @@
-"""paac_tf.runtime.memory: what a save frees goes back to the operating system."""
+"""paac_tf.bookkeeping.memory: what a save frees goes back to the operating system."""
 import numpy as np
 import psutil
 import pytest
 
-from paac_tf.runtime import memory
+from paac_tf.bookkeeping import memory
 
 
 @pytest.mark.skipif(memory._malloc_trim() is None,  # pylint: disable=protected-access
@@ -43,7 +43,7 @@ def test_release_collects_reference_cycles():
 def test_summaries_of_changing_values_do_not_grow_the_process(tmp_path):
   """TensorFlow caches the tensor of every distinct Python number it converts, for good:
   a trainer writing its losses and step counts as Python numbers grew ~1 MB a minute."""
-  from paac_tf.runtime import summaries  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import summaries  # pylint: disable=import-outside-toplevel
   writer = summaries.SummaryWriter(str(tmp_path))
   process = psutil.Process()
 
@@ -64,7 +64,7 @@ def test_summaries_of_changing_values_do_not_grow_the_process(tmp_path):
 
 
 def test_tf_scalar_gives_uncached_numpy_scalars():
-  from paac_tf.runtime import summaries  # pylint: disable=import-outside-toplevel
+  from paac_tf.bookkeeping import summaries  # pylint: disable=import-outside-toplevel
   value, step = summaries.tf_scalar(0.25, np.float32), summaries.tf_scalar(7, np.int64)
   assert type(value) is np.float32 and value == 0.25    # pylint: disable=unidiomatic-typecheck
   assert type(step) is np.int64 and step == 7           # pylint: disable=unidiomatic-typecheck

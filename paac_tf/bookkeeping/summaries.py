@@ -4,7 +4,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.runtime import summary_tags
+from paac_tf.bookkeeping import summary_tags
 
 
 class EpisodeWindow:

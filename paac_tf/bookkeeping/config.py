@@ -17,7 +17,7 @@ import gin
 from gin import config_parser
 
 from paac_tf import errors
-from paac_tf.runtime import stop_target
+from paac_tf.bookkeeping import stop_target
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS_DIR = os.path.join(PACKAGE_DIR, "configs")  # the shipped configs (package data)
@@ -140,7 +140,7 @@ def _bound(text, parameter):
 
 def _record_target_envs(text, env_parameter):
   """Records which environment each stop-at-return target that the gin statements of `text`
-  bind is for (`runtime/stop_target.py`), unless they bind its `target_env_name` too: the
+  bind is for (`bookkeeping/stop_target.py`), unless they bind its `target_env_name` too: the
   environment `env_parameter` is bound to (the gin files' 'train_eval.env_name'), or None
   (the bindings': the run's own environment)."""
   env_name = configured(env_parameter) if env_parameter else None

@@ -19,7 +19,7 @@ from typing import Optional
 from absl import logging
 
 from paac_tf.envs import names
-from paac_tf.runtime import checks
+from paac_tf.bookkeeping import checks
 
 PARAMETER = "stop_at_average_return"     # the gin parameter of the target, in each loop
 ENV_PARAMETER = "target_env_name"         # the gin parameter of the environment it is for

@@ -26,9 +26,9 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from paac_tf.runtime import health
-from paac_tf.runtime import run_result
-from paac_tf.runtime import summaries
+from paac_tf.bookkeeping import health
+from paac_tf.bookkeeping import run_result
+from paac_tf.bookkeeping import summaries
 
 
 RunResult = run_result.RunResult   # what `Cadence.finish` returns

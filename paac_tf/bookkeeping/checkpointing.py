@@ -22,7 +22,7 @@ from absl import logging
 import tensorflow as tf
 
 from paac_tf import errors
-from paac_tf.runtime import memory
+from paac_tf.bookkeeping import memory
 
 RUN_CONFIG = "run_config.json"
 
