@@ -1,6 +1,6 @@
 r"""Our atari.gin run beside the original code's published learning curve (Qbert).
 
-  python -m tools.original_curve --run=results/qbert_paac_reference \
+  python -m tools.original_curve --run=results/qbert_paac_reference_80m \
       --original=results/qbert_original/original_curve.csv \
       --output_dir=results/qbert_original
 
@@ -171,7 +171,7 @@ def report(original_csv, run_folder, output_dir, command):
 # --- command line -------------------------------------------------------------------------
 
 def _define_flags():
-  flags.DEFINE_string("run", "results/qbert_paac_reference", "Our results folder.")
+  flags.DEFINE_string("run", "results/qbert_paac_reference_80m", "Our results folder.")
   flags.DEFINE_string("original", "results/qbert_original/original_curve.csv",
                       "The values read off the original's graph (graph_reading's CSV).")
   flags.DEFINE_string("output_dir", "results/qbert_original", "Where to write.")
