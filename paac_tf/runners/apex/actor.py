@@ -32,8 +32,11 @@ Replay server faults: at start the actor retries an unreachable server with back
 doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, when the
 server goes away (killed, restarted), its writes wait: Reverb's writers reconnect by
 themselves and send what was pending to the server that answers next, so a restarted
-server (from its checkpoint or empty) gets the actor's items again; reports are kept
-until a server confirms them, and weights refreshes keep the local weights meanwhile.
+server (from its checkpoint or empty) gets the actor's unconfirmed items again; reports
+are kept until a server confirms them, and weights refreshes keep the local weights
+meanwhile. What the lost server had confirmed after its last completed checkpoint is
+written again from the actor's retention (`retention.py`, `retain_items`), when the replay
+checkpoints periodically.
 
 It stops on SIGTERM (and SIGINT unless started by the launcher), when the learner
 publishes `done`, after `max_steps` batched steps, when its launcher process is gone, or
@@ -51,9 +54,12 @@ from paac_tf import errors
 from paac_tf.envs import environment
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import actor_reports
+from paac_tf.runners.apex import call_thread
+from paac_tf.runners.apex import durability
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import retention as retention_lib
 from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.runtime import checks
 from paac_tf.runtime import config
@@ -66,6 +72,12 @@ from paac_tf.runtime import threads
 _REPORT_FLUSH_S = 0.2
 # While inserts are blocked, the weights (and the learner's `done`) are read this often.
 _BLOCKED_REFRESH_S = 5.0
+# The durability marker of a replay that does not checkpoint is read this often.
+_IDLE_MARK_S = 30.0
+# A mark's flush of everything waits this long (ms), and is tried again this much later
+# (s) if items are still unconfirmed.
+_MARK_FLUSH_MS = 200
+_MARK_RETRY_S = 0.2
 
 
 def actor_seed(seed, actor_index, start=0):
@@ -88,6 +100,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
                tf_threads: checks.OptionalNonNegativeInt = 1,
                tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
                max_steps: checks.OptionalCount = None, server_timeout_s: checks.Positive = 300.0,
+               retain_items: checks.NonNegativeInt = 100_000,
+               mark_interval_s: checks.Positive = 1.0,
                parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
@@ -108,6 +122,13 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
     max_steps: stop after this many batched steps (None: until told to stop).
     server_timeout_s: give up (exit status 3) after this long without the replay server,
       at start or mid-run (retries: `ReplayRetry`).
+    retain_items: keep at most this many written items until a completed replay
+      checkpoint holds them, to write them again into a replay restarted from an older
+      checkpoint (`retention.py`; about one frame per kept item, ~7 KB on Atari: 100,000
+      items ~0.7 GB; beyond the bound the oldest are dropped, counted and logged). 0: keep
+      nothing. Nothing is kept while the replay does not checkpoint periodically.
+    mark_interval_s: seconds between reads of the replay's durability marker (each after
+      a flush of everything written).
     parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
     stop: object with a `requested` attribute (default: a SIGTERM/SIGINT handler).
   """
@@ -145,14 +166,17 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount,
                                   action_shape=action_spec.shape, action_dtype=action_spec.dtype)
     writer = replay_layout.TransitionWriter(client, layout, num_envs,
-                                            chunk_length=chunk_length)
+                                            chunk_length=chunk_length,
+                                            retain=retain_items > 0)
     loop = _ActorLoop(
         env=env, acting=acting, subscriber=subscriber, builder=builder, writer=writer,
         client=client, replay_address=replay_address, layout=layout, actor_index=actor_index,
         root_dir=root_dir,
         weights_refresh_interval=weights_refresh_interval,
         report_interval_s=report_interval_s, log_interval_s=log_interval_s,
-        server_timeout_s=server_timeout_s)
+        server_timeout_s=server_timeout_s,
+        retention=retention_lib.Retention(retain_items) if retain_items else None,
+        mark_interval_s=mark_interval_s)
     if root_dir:   # every binding this process used, for the run's operative_config.gin
       config.write_process_operative_config(root_dir, "actor_%d" % actor_index)
     return loop.run(should_stop, max_steps)
@@ -194,16 +218,28 @@ class ReplayFlush:
   after `server_timeout_s`) while Reverb's writer reconnects by itself and resends what was
   not confirmed. `subscriber` (optional): its weights, and the learner's `done`, are read
   every few seconds while blocked. Counts `blocked_s` and `reconnects`; `server_lost` is
-  true while a lost server is waited for. Also used by tools/apex_synthetic.py."""
+  true while a lost server is waited for. Also used by tools/apex_synthetic.py.
+
+  With `retention` (a `retention.Retention`; the writer made with `retain=True`), every
+  `mark_interval_s` it flushes everything, reads the replay's durability marker on a helper
+  thread (collected by a later flush: the loop never waits for it) and gives it to the
+  retention, which keeps what a completed checkpoint does not hold yet; what it returns
+  after a replay restart is written again (`TransitionWriter.resend`)."""
 
   def __init__(self, writer, client, replay_address, server_timeout_s, layout=None,
-               subscriber=None, actor_index=0):
+               subscriber=None, actor_index=0, retention=None, mark_interval_s=1.0):
     self.writer, self.client, self.replay_address = writer, client, replay_address
     self.server_timeout_s = float(server_timeout_s)
     self.layout, self.subscriber, self.actor_index = layout, subscriber, int(actor_index)
     self.blocked_s = 0.0
     self.server_lost = False        # waiting for a lost server (then no final report)
     self.reconnects = 0
+    self.retention = retention
+    self.mark_interval_s = float(mark_interval_s)
+    self._next_mark = time.monotonic()
+    self._marks = None              # the helper thread reading the marker
+    self._reading = None            # its pending read
+    self._overflow_logged = 0
 
   def flush(self, should_stop):
     """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
@@ -230,6 +266,65 @@ class ReplayFlush:
       except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
         self._wait_for_server(e, should_stop)
     self.blocked_s += time.monotonic() - start
+    if self.retention is not None:
+      self._mark()
+
+  def _mark(self, flush_timeout_ms=_MARK_FLUSH_MS):
+    """The retention's step (see the class docstring): collects a marker read, or starts
+    one after a flush that confirmed everything written (within `flush_timeout_ms`: else
+    it is tried again a little later)."""
+    if self._reading is not None:
+      if not self._reading.done():
+        return
+      reading, self._reading = self._reading, None
+      try:
+        marker = reading.result()
+      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
+        logging.info("Actor %d: durability marker not read (%s).", self.actor_index,
+                     errors.user_message(e))
+        return
+      self.retention.add(self.writer.take_kept())
+      incarnation = self.retention.incarnation
+      resend = self.retention.observe(marker)
+      if resend or (incarnation is not None and marker.incarnation != incarnation):
+        logging.warning("Actor %d: the replay was restarted (restored up to epoch %d); "
+                        "writing %d kept items again.", self.actor_index, marker.restored,
+                        len(resend))
+        self.writer.resend(resend)
+        self._next_mark = time.monotonic()
+      if self.retention.overflowed > self._overflow_logged:
+        logging.warning("Actor %d: %d kept items dropped (over the bound of %d): lost if "
+                        "the replay is lost before its next checkpoint.", self.actor_index,
+                        self.retention.overflowed - self._overflow_logged,
+                        self.retention.max_items)
+        self._overflow_logged = self.retention.overflowed
+      return
+    if time.monotonic() < self._next_mark:
+      return
+    # A replay that does not checkpoint is asked again only now and then (and at once
+    # after a restart, see `_wait_for_server`).
+    self._next_mark = time.monotonic() + (self.mark_interval_s if self.retention.active
+                                          else max(self.mark_interval_s, _IDLE_MARK_S))
+    self.retention.add(self.writer.take_kept())
+    try:
+      self.writer.flush(timeout_ms=flush_timeout_ms, everything=True)
+    except reverb.errors.DeadlineExceededError:
+      # Not all confirmed yet (the rate limiter holds inserts, or the server is gone).
+      self._next_mark = time.monotonic() + _MARK_RETRY_S
+      return
+    self.retention.confirm()
+    if self._marks is None:
+      self._marks = call_thread.CallThread(name="durability-marker")
+    self._reading = self._marks.start(lambda: durability.read(self.client))
+
+  def close(self):
+    if self._marks is not None:
+      self._marks.close()
+      self._marks = None
+
+  def counters(self):
+    """The retention's counters (empty without retention)."""
+    return {} if self.retention is None else self.retention.counters()
 
   def _wait_for_server(self, error, should_stop):
     """The server stopped answering: waits for it with backoff (the writers reconnect by
@@ -254,6 +349,17 @@ class ReplayFlush:
     logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
                     "actor %d goes on.", self.replay_address, time.monotonic() - lost,
                     info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
+    if self.retention is not None:
+      # A restarted server: its marker read before anything new is written (what is
+      # written before the actor knows of the restart would be resent twice).
+      self._next_mark = time.monotonic()
+      self._mark(flush_timeout_ms=10_000)
+      if self._reading is not None:
+        try:
+          self._reading.result(timeout=10)
+        except Exception:  # pylint: disable=broad-except  (timeout, or gRPC errors vary)
+          pass
+        self._mark()
 
 
 class _ActorLoop:
@@ -261,7 +367,7 @@ class _ActorLoop:
 
   def __init__(self, *, env, acting, subscriber, builder, writer, client, replay_address,
                layout, actor_index, root_dir, weights_refresh_interval, report_interval_s,
-               log_interval_s, server_timeout_s):
+               log_interval_s, server_timeout_s, retention=None, mark_interval_s=1.0):
     self.env, self.acting, self.subscriber = env, acting, subscriber
     self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
@@ -276,7 +382,7 @@ class _ActorLoop:
     self.window = summaries.EpisodeWindow(100)
     self.agent_steps = 0
     self.flusher = ReplayFlush(writer, client, replay_address, server_timeout_s, layout,
-                               subscriber, actor_index)
+                               subscriber, actor_index, retention, mark_interval_s)
     self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     self._report_in_flight = None    # (writer, report) not yet confirmed by the server
 
@@ -329,8 +435,10 @@ class _ActorLoop:
     self._finish(flush_timeout_ms=30_000 if reason == "max_steps" else 0)
     logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
                  reason, self.agent_steps, self.writer.items_written)
+    self.flusher.close()
     return {"agent_steps": self.agent_steps, "items": self.writer.items_written, "reason": reason,
-            "blocked_s": self.flusher.blocked_s, "reconnects": self.flusher.reconnects}
+            "blocked_s": self.flusher.blocked_s, "reconnects": self.flusher.reconnects,
+            "retention": self.flusher.counters()}
 
   def _report(self, flush_s=_REPORT_FLUSH_S):
     """Sends the agent steps and episodes since the last report, unless the previous

@@ -7,7 +7,8 @@ Tables of the one Reverb server (built in `replay.py`):
                  sample without consuming);
   STATS_TABLE    actors' progress reports: agent steps and finished episodes (each with
                  the epsilon that played it) since their previous report (actors insert,
-                 the learner drains it; items: `actor_reports.report_item`).
+                 the learner drains it; items: `actor_reports.report_item`);
+  MARKER_TABLE   the replay's durability marker, one item (`durability.py`).
 
 Replay layout: each environment of each actor is one stream of *frames* written once by a
 Reverb `TrajectoryWriter`; an item only references frames of that stream, so no
@@ -36,6 +37,7 @@ have a full window. The transition column is sparse: one stream step per complet
 transition carries it.
 """
 import collections
+import time
 
 import numpy as np
 import tensorflow as tf
@@ -46,6 +48,7 @@ from paac_tf.runtime import checks
 REPLAY_TABLE = "replay"
 WEIGHTS_TABLE = "weights"
 STATS_TABLE = "actor_stats"
+MARKER_TABLE = "durability"
 
 TRANSITION_FIELDS = ("action", "reward", "discount", "next_offset")
 _SCALARS = 3   # R, D, k after the action's A values
@@ -183,8 +186,16 @@ class TransitionWriter:
   """
 
   def __init__(self, client, layout, num_envs, table=REPLAY_TABLE, chunk_length=16,
-               check_frame_shift=True):
+               check_frame_shift=True, retain=False):
+    """`retain`: also keep each item as a record (`take_kept`) that `resend` can write
+    again, for the actor's retention (`retention.py`): (priority, its frames, its
+    transition row), the frames shared between the items of a stream (copied once per
+    step), so a kept Atari item costs about one frame."""
     self.layout = layout
+    self._client = client
+    self.retain = bool(retain)
+    self._kept = []
+    self._resender = None
     self.num_envs = int(num_envs)
     self.table = table
     self.chunk_length = int(chunk_length)
@@ -203,6 +214,8 @@ class TransitionWriter:
         writer.configure((column,), num_keep_alive_refs=self.keep_alive,
                          max_chunk_length=self.chunk_length)
       self._writers.append(writer)
+    # With `retain`: each stream's last `keep_alive` frames, as its items reference them.
+    self._recent = [collections.deque(maxlen=self.keep_alive) for _ in range(self.num_envs)]
     self._histories = [None] * self.num_envs
     self._positions = np.zeros(self.num_envs, np.int64)   # steps written per stream
     self._previous_newest = None                            # last frame per stream
@@ -224,6 +237,8 @@ class TransitionWriter:
     """
     step_type = np.asarray(step_type)
     newest = self.layout.newest_frames(observations)
+    if self.retain:   # kept past this step: batched envs may reuse their buffers
+      newest = np.array(newest)
     if self.check_frame_shift:
       self._check_shift(step_type, observations, newest)
     priorities = np.asarray(priorities, np.float64)
@@ -234,7 +249,8 @@ class TransitionWriter:
       obs = observations[e]
       steps = []
       if step_type[e] == n_step.FIRST:
-        steps += [{"frame": f} for f in self.layout.older_frames(obs)]
+        steps += [{"frame": np.array(f) if self.retain else f}
+                  for f in self.layout.older_frames(obs)]
       steps.append({"frame": newest[e]})
       if step_type[e] == n_step.LAST:
         steps += [{"frame": newest[e]} for _ in range(self.layout.n_step - 1)]
@@ -251,6 +267,8 @@ class TransitionWriter:
             transitions.length[i])
       for step in steps:
         writer.append(step)
+      if self.retain:
+        self._recent[e].extend(step["frame"] for step in steps)
       base = int(self._positions[e])
       self._positions[e] += len(steps)
       frames += len(steps)
@@ -304,18 +322,45 @@ class TransitionWriter:
       frames = history["frame"][start:stop] if stop < 0 else history["frame"][start:]
       writer.create_item(self.table, float(priorities[i]),
                          {"frames": frames, "transition": history["transition"][carrier]})
+      if self.retain:
+        recent = list(self._recent[int(transitions.env[i])])
+        self._kept.append((float(priorities[i]),
+                           tuple(recent[start:stop] if stop < 0 else recent[start:]),
+                           self.layout.transition_row(
+                               transitions.action[i], transitions.reward[i],
+                               transitions.discount[i], transitions.length[i])))
+
+  def take_kept(self):
+    """The records of the items written since the last call (with `retain`)."""
+    kept, self._kept = self._kept, []
+    return kept
+
+  def resend(self, records):
+    """Writes kept records again (to a replay that replaced the one they went to), one
+    item per step of a writer of their own (its frames stacked: W frames per item)."""
+    if self._resender is None:
+      self._resender = self._client.trajectory_writer(num_keep_alive_refs=1)
+    for priority, frames, row in records:
+      self._resender.append({"frames": np.stack(frames), "transition": row})
+      history = self._resender.history
+      self._resender.create_item(self.table, priority, {
+          "frames": history["frames"][-1], "transition": history["transition"][-1]})
 
   def flush(self, timeout_ms=None, everything=False):
     """Blocks until at most `max_unconfirmed` items per stream (0 if `everything`) await
-    the server's confirmation. Raises reverb.errors.DeadlineExceededError on timeout."""
+    the server's confirmation. Raises reverb.errors.DeadlineExceededError after
+    `timeout_ms` in all."""
     keep = 0 if everything else self.max_unconfirmed
-    for writer in self._writers:
-      writer.flush(block_until_num_items=keep, timeout_ms=timeout_ms)
+    deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+    for writer in self._writers + ([self._resender] if self._resender else []):
+      writer.flush(block_until_num_items=keep, timeout_ms=None if deadline is None else max(
+          1, int(1000 * (deadline - time.monotonic()))))
 
   def close(self):
-    for writer in self._writers:
+    for writer in self._writers + ([self._resender] if self._resender else []):
       try:
         writer.close()
       except Exception:  # pylint: disable=broad-except
         pass
     self._writers = []
+    self._resender = None
