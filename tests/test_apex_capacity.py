@@ -206,7 +206,7 @@ def _free_port():
 def test_lost_replay_is_waited_for_and_restored(tmp_path):
   """A synthetic actor and the sampler go on after their replay server is killed and
   started again on its port from its checkpoint (the real replay's `keep_serving`
-  checkpoints): the actor's writes wait and reconnect (actor.ReplayFlush), the sampler
+  checkpoints): the actor's writes wait and reconnect (replay_flush.ReplayFlush), the sampler
   reconnects; the restored server holds the checkpoint's items and gets the rest: what
   the lost server confirmed after the checkpoint is written again by the actor's retention
   (nothing lost; duplicates at most as counted)."""

@@ -175,6 +175,7 @@ def loss_effects(run_dir, loss, restored_at, final, end):
           "maybe_duplicates": maybe_duplicates,
           "dropped_durable": kept.get("dropped_durable", 0),
           "retention_overflowed": kept.get("overflowed", 0),
+          "left_to_writer": kept.get("left_to_writer", 0),
           "processes_killed": loss["pids"],
           "actor_reconnects": reconnects, "sampler_reconnects": len(sampler["reconnect_times"]),
           "sampler_resumed_s_after_restore": resumed[0] - restored_at if resumed else None,
@@ -269,6 +270,8 @@ def faults_table(faults, checkpoint_note):
               "| held at the end | %s |" % _f(r["held_at_end"]),
               "| confirmed by the lost server after its last checkpoint | %s |" % _f(
                   r["confirmed_after_checkpoint"]),
+              "| unconfirmed at the cut, sent again by Reverb's writers | %s |" % _f(
+                  r["left_to_writer"]),
               "| resent by the actors' retention | %s |" % _f(r["resent"]),
               "| of them possibly held already (an upper bound on duplicates) | %s |" % _f(
                   r["maybe_duplicates"]),

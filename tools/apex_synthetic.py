@@ -6,10 +6,10 @@ through the real actor's replay path: `n_step.NStepBuilder`, `replay_layout.Tran
 and its flush (the same calls as `actor._ActorLoop.run`), at a set rate of agent steps per
 second, and pulls the learner's weights with `weights.WeightsSubscriber.refresh` every
 `weights_period` agent steps (Ape-X: 400 frames = 100 agent steps). Its wait on the replay
-after each write is the real actor's (`actor.ReplayFlush`): a lost server is waited for,
-the writer's unconfirmed items go to the server that answers next, and its retention
-(`retention.py`, `retain_items`) writes again what a replay restarted from its checkpoint
-lacks. Many of them run as
+after each write is the real actor's (`replay_flush.ReplayFlush`): a lost server is
+waited for, the writer's unconfirmed items go to the server that answers next, and its
+retention (`retention.py`, `retain_items`) writes again what a replay restarted from its
+checkpoint lacks. Many of them run as
 threads of one process (`run_actors`).
 
 The sampler (`run_sampler`) is the learner without its network: the learner's dataset
@@ -41,11 +41,11 @@ import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.networks import dueling_q
-from paac_tf.runners.apex import actor as apex_actor
 from paac_tf.runners.apex import call_thread
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_flush
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import retention
 from paac_tf.runners.apex import sampling
@@ -125,7 +125,7 @@ class SyntheticActor:
                                                  retain=retain_items > 0)
     self.subscriber = (None if weights_target is None
                        else weights.WeightsSubscriber(client, weights_target))
-    self.flusher = apex_actor.ReplayFlush(
+    self.flusher = replay_flush.ReplayFlush(
         self.writer, client, address, server_timeout_s, layout, self.subscriber,
         retention=retention.Retention(retain_items) if retain_items else None)
     self.weights_period = int(weights_period)

@@ -54,10 +54,9 @@ from paac_tf import errors
 from paac_tf.envs import environment
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import actor_reports
-from paac_tf.runners.apex import call_thread
-from paac_tf.runners.apex import durability
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_flush
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import retention as retention_lib
 from paac_tf.runners.apex import weights as weights_lib
@@ -70,16 +69,6 @@ from paac_tf.runtime import threads
 # How long a report may wait for the server's confirmation before the loop goes on (it
 # stays pending, and the next reports accumulate until it is confirmed).
 _REPORT_FLUSH_S = 0.2
-# While inserts are blocked, the weights (and the learner's `done`) are read this often.
-_BLOCKED_REFRESH_S = 5.0
-# The durability marker of a replay that does not checkpoint is read this often.
-_IDLE_MARK_S = 30.0
-# A mark's flush of everything waits this long (ms), and is tried again this much later
-# (s) if items are still unconfirmed.
-_MARK_FLUSH_MS = 200
-_MARK_RETRY_S = 0.2
-
-
 def actor_seed(seed, actor_index, start=0):
   """The seed of actor `actor_index`'s environments and exploration in a run seeded `seed`,
   on its `start`-th restart: a different one for every actor and every (re)start, so a
@@ -211,157 +200,6 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
     time.sleep(0.5)
 
 
-class ReplayFlush:
-  """An actor's wait on the replay after each write: flushes `writer` down to its bound of
-  unconfirmed items, waiting while the replay's rate limiter holds inserts; a server that
-  stops answering is waited for with backoff (`replay_client.wait_for_replay`, giving up
-  after `server_timeout_s`) while Reverb's writer reconnects by itself and resends what was
-  not confirmed. `subscriber` (optional): its weights, and the learner's `done`, are read
-  every few seconds while blocked. Counts `blocked_s` and `reconnects`; `server_lost` is
-  true while a lost server is waited for. Also used by tools/apex_synthetic.py.
-
-  With `retention` (a `retention.Retention`; the writer made with `retain=True`), every
-  `mark_interval_s` it flushes everything, reads the replay's durability marker on a helper
-  thread (collected by a later flush: the loop never waits for it) and gives it to the
-  retention, which keeps what a completed checkpoint does not hold yet; what it returns
-  after a replay restart is written again (`TransitionWriter.resend`)."""
-
-  def __init__(self, writer, client, replay_address, server_timeout_s, layout=None,
-               subscriber=None, actor_index=0, retention=None, mark_interval_s=1.0):
-    self.writer, self.client, self.replay_address = writer, client, replay_address
-    self.server_timeout_s = float(server_timeout_s)
-    self.layout, self.subscriber, self.actor_index = layout, subscriber, int(actor_index)
-    self.blocked_s = 0.0
-    self.server_lost = False        # waiting for a lost server (then no final report)
-    self.reconnects = 0
-    self.retention = retention
-    self.mark_interval_s = float(mark_interval_s)
-    self._next_mark = time.monotonic()
-    self._marks = None              # the helper thread reading the marker
-    self._reading = None            # its pending read
-    self._overflow_logged = 0
-
-  def flush(self, should_stop):
-    """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
-    or the server is gone (then waits for it, see `_wait_for_server`)."""
-    start = last_refresh = time.monotonic()
-    while True:
-      try:
-        self.writer.flush(timeout_ms=1000)
-        break
-      except reverb.errors.DeadlineExceededError:
-        pass
-      if should_stop():
-        break
-      # Blocked: the rate limiter holds inserts (or the server is gone). A learner that has
-      # ended samples no more, so its `done` is looked for here too, every few seconds.
-      if (self.subscriber is not None
-          and time.monotonic() - last_refresh > _BLOCKED_REFRESH_S):
-        self.subscriber.refresh(wait_s=0.2)
-        last_refresh = time.monotonic()
-        if self.subscriber.done:
-          break
-      try:
-        replay_client.probe(self.client, self.replay_address, 10)
-      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-        self._wait_for_server(e, should_stop)
-    self.blocked_s += time.monotonic() - start
-    if self.retention is not None:
-      self._mark()
-
-  def _mark(self, flush_timeout_ms=_MARK_FLUSH_MS):
-    """The retention's step (see the class docstring): collects a marker read, or starts
-    one after a flush that confirmed everything written (within `flush_timeout_ms`: else
-    it is tried again a little later)."""
-    if self._reading is not None:
-      if not self._reading.done():
-        return
-      reading, self._reading = self._reading, None
-      try:
-        marker = reading.result()
-      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-        logging.info("Actor %d: durability marker not read (%s).", self.actor_index,
-                     errors.user_message(e))
-        return
-      self.retention.add(self.writer.take_kept())
-      incarnation = self.retention.incarnation
-      resend = self.retention.observe(marker)
-      if resend or (incarnation is not None and marker.incarnation != incarnation):
-        logging.warning("Actor %d: the replay was restarted (restored up to epoch %d); "
-                        "writing %d kept items again.", self.actor_index, marker.restored,
-                        len(resend))
-        self.writer.resend(resend)
-        self._next_mark = time.monotonic()
-      if self.retention.overflowed > self._overflow_logged:
-        logging.warning("Actor %d: %d kept items dropped (over the bound of %d): lost if "
-                        "the replay is lost before its next checkpoint.", self.actor_index,
-                        self.retention.overflowed - self._overflow_logged,
-                        self.retention.max_items)
-        self._overflow_logged = self.retention.overflowed
-      return
-    if time.monotonic() < self._next_mark:
-      return
-    # A replay that does not checkpoint is asked again only now and then (and at once
-    # after a restart, see `_wait_for_server`).
-    self._next_mark = time.monotonic() + (self.mark_interval_s if self.retention.active
-                                          else max(self.mark_interval_s, _IDLE_MARK_S))
-    self.retention.add(self.writer.take_kept())
-    try:
-      self.writer.flush(timeout_ms=flush_timeout_ms, everything=True)
-    except reverb.errors.DeadlineExceededError:
-      # Not all confirmed yet (the rate limiter holds inserts, or the server is gone).
-      self._next_mark = time.monotonic() + _MARK_RETRY_S
-      return
-    self.retention.confirm()
-    if self._marks is None:
-      self._marks = call_thread.CallThread(name="durability-marker")
-    self._reading = self._marks.start(lambda: durability.read(self.client))
-
-  def close(self):
-    if self._marks is not None:
-      self._marks.close()
-      self._marks = None
-
-  def counters(self):
-    """The retention's counters (empty without retention)."""
-    return {} if self.retention is None else self.retention.counters()
-
-  def _wait_for_server(self, error, should_stop):
-    """The server stopped answering: waits for it with backoff (the writers reconnect by
-    themselves); raises ReplayUnreachableError after `server_timeout_s`."""
-    lost = time.monotonic()
-    self.server_lost = True
-    logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
-                    "after %.0f s).", self.actor_index, self.replay_address,
-                    errors.user_message(error), self.server_timeout_s)
-    info = replay_client.wait_for_replay(self.client, self.replay_address,
-                                         self.server_timeout_s, should_stop=should_stop,
-                                         since=lost)
-    if info is None:
-      return
-    self.server_lost = False
-    if self.layout is not None:
-      try:
-        replay_client.check_tables(info, self.layout, self.replay_address)
-      except replay_client.ReplayMismatchError as e:
-        raise errors.UserError(str(e)) from None
-    self.reconnects += 1
-    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
-                    "actor %d goes on.", self.replay_address, time.monotonic() - lost,
-                    info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
-    if self.retention is not None:
-      # A restarted server: its marker read before anything new is written (what is
-      # written before the actor knows of the restart would be resent twice).
-      self._next_mark = time.monotonic()
-      self._mark(flush_timeout_ms=10_000)
-      if self._reading is not None:
-        try:
-          self._reading.result(timeout=10)
-        except Exception:  # pylint: disable=broad-except  (timeout, or gRPC errors vary)
-          pass
-        self._mark()
-
-
 class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
@@ -381,8 +219,9 @@ class _ActorLoop:
         os.path.join(root_dir, "actors", "actor_%d" % self.actor_index)) if root_dir else None)
     self.window = summaries.EpisodeWindow(100)
     self.agent_steps = 0
-    self.flusher = ReplayFlush(writer, client, replay_address, server_timeout_s, layout,
-                               subscriber, actor_index, retention, mark_interval_s)
+    self.flusher = replay_flush.ReplayFlush(writer, client, replay_address, server_timeout_s,
+                                            layout, subscriber, actor_index, retention,
+                                            mark_interval_s)
     self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     self._report_in_flight = None    # (writer, report) not yet confirmed by the server
 

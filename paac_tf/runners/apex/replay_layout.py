@@ -40,6 +40,7 @@ import collections
 import time
 
 import numpy as np
+from reverb import errors as reverb_errors
 import tensorflow as tf
 
 from paac_tf.runners.apex import n_step
@@ -188,9 +189,9 @@ class TransitionWriter:
   def __init__(self, client, layout, num_envs, table=REPLAY_TABLE, chunk_length=16,
                check_frame_shift=True, retain=False):
     """`retain`: also keep each item as a record (`take_kept`) that `resend` can write
-    again, for the actor's retention (`retention.py`): (priority, its frames, its
-    transition row), the frames shared between the items of a stream (copied once per
-    step), so a kept Atari item costs about one frame."""
+    again, for the actor's retention (`retention.py`): (its stream, priority, its frames,
+    its transition row), the frames shared between the items of a stream (copied once per
+    step), so a kept Atari item costs about one frame. Stream `num_envs` is `resend`'s."""
     self.layout = layout
     self._client = client
     self.retain = bool(retain)
@@ -324,7 +325,7 @@ class TransitionWriter:
                          {"frames": frames, "transition": history["transition"][carrier]})
       if self.retain:
         recent = list(self._recent[int(transitions.env[i])])
-        self._kept.append((float(priorities[i]),
+        self._kept.append((int(transitions.env[i]), float(priorities[i]),
                            tuple(recent[start:stop] if stop < 0 else recent[start:]),
                            self.layout.transition_row(
                                transitions.action[i], transitions.reward[i],
@@ -337,14 +338,35 @@ class TransitionWriter:
 
   def resend(self, records):
     """Writes kept records again (to a replay that replaced the one they went to), one
-    item per step of a writer of their own (its frames stacked: W frames per item)."""
+    item per step of a writer of their own (its frames stacked: W frames per item);
+    returns them as records of that writer's stream."""
     if self._resender is None:
       self._resender = self._client.trajectory_writer(num_keep_alive_refs=1)
-    for priority, frames, row in records:
+    written = []
+    for _, priority, frames, row in records:
       self._resender.append({"frames": np.stack(frames), "transition": row})
       history = self._resender.history
       self._resender.create_item(self.table, priority, {
           "frames": history["frames"][-1], "transition": history["transition"][-1]})
+      written.append((self.num_envs, priority, frames, row))
+    return written
+
+  def unconfirmed(self, most):
+    """Items each stream's writer (and `resend`'s, last) has not had confirmed, each
+    counted up to `most[stream]`: the least k for which a flush down to k items returns
+    at once (a binary search; it finalizes their chunks)."""
+    counts = []
+    for writer, high in zip(self._writers + [self._resender], most):
+      low = 0
+      while writer is not None and low < high:
+        k = (low + high) // 2
+        try:
+          writer.flush(block_until_num_items=k, timeout_ms=1)
+          high = k
+        except reverb_errors.DeadlineExceededError:
+          low = k + 1
+      counts.append(low if writer is not None else 0)
+    return counts
 
   def flush(self, timeout_ms=None, everything=False):
     """Blocks until at most `max_unconfirmed` items per stream (0 if `everything`) await

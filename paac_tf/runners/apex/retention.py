@@ -23,7 +23,12 @@ The actor, single-threaded, calls in this order:
                     before any of them was confirmed), `hi` this marker's epoch (read after
                     all were). Batches with hi <= durable are dropped. On a new incarnation,
                     every kept record that may be missing from the new server is returned
-                    to be written again (and is kept again, as added), the rest dropped.
+                    to be written again (the caller writes it and adds it back with
+                    `add(..., resent=True)`), the rest dropped;
+  server_lost(in_flight)  when the server stops answering: `in_flight(record)` is true for
+                    the records it had not confirmed (the writer's pending items), which
+                    Reverb's writer itself sends to the server that answers next: those are
+                    not resent if that server is a new one (they stay kept).
 
 A batch that was confirmed by a server restored later can be in its checkpoint or not:
   hi <= restored                      in it (confirmed before the checkpoint began): dropped;
@@ -32,10 +37,12 @@ A batch that was confirmed by a server restored later can be in its checkpoint o
   otherwise                           confirmed while the checkpoint ran: resent, and
                                       counted in `maybe_duplicates` (never when
                                       the new server started empty, restored -1).
-Records not yet in a tagged batch when the incarnation changes (confirmed by the lost
-server, or by the new one after Reverb's writer resent them: one cannot tell) are resent
-and counted in `maybe_duplicates` too. So no kept item is lost, and duplicates are at most
-`maybe_duplicates`.
+Records not yet in a tagged batch when the incarnation changes were confirmed after `lo`
+= the last marker's epoch: the ones `server_lost` found unconfirmed are left to Reverb's
+writer, the others were confirmed by the lost server and are classified as a batch (lo,
+infinity). Without `server_lost` (the loss was not seen) they are all resent and counted
+in `maybe_duplicates`. So no kept item is lost (but for one the lost server confirmed
+between `server_lost` and its end), and duplicates are at most `maybe_duplicates`.
 
 Bound: at most `max_items` records are kept; beyond it the oldest go first, counted in
 `overflowed` (with a log line by the caller): they are then lost if the replay is lost
@@ -66,18 +73,29 @@ class Retention:
     self.resent = 0           # returned to be written again
     self.maybe_duplicates = 0  # of them, possibly held already by the new server
     self.overflowed = 0       # dropped by the bound
+    self.left_to_writer = 0   # unconfirmed at a loss: sent again by Reverb's writer
+    self._in_flight = None    # from server_lost, until the next marker
 
   @property
   def size(self):
     """Records kept now."""
     return len(self._pending) + len(self._confirmed) + self._kept
 
-  def add(self, records):
+  def add(self, records, resent=False):
+    """Records written (`resent`: written again, as `observe` returned them)."""
     if not self.active or not records:
       return
     self._pending.extend(records)
-    self.retained += len(records)
+    if not resent:
+      self.retained += len(records)
     self._bound()
+
+  def untagged(self):
+    """The records not in a tagged batch yet, oldest first."""
+    return self._confirmed + self._pending
+
+  def server_lost(self, in_flight):
+    self._in_flight = in_flight
 
   def confirm(self):
     self._confirmed.extend(self._pending)
@@ -85,7 +103,8 @@ class Retention:
 
   def observe(self, marker):
     """Applies a marker read after the last `confirm`; returns the records to write
-    again (already counted and kept again)."""
+    again (counted in `resent`)."""
+    in_flight, self._in_flight = self._in_flight, None
     if not marker.checkpointing:     # nothing will become durable: keep nothing
       self._clear()
       self.active = False
@@ -93,7 +112,7 @@ class Retention:
       return []
     self.active = True
     if self.incarnation is not None and marker.incarnation != self.incarnation:
-      resend = self._replaced(int(marker.restored))
+      resend = self._replaced(int(marker.restored), in_flight)
     else:
       resend = []
       if self._confirmed:
@@ -104,24 +123,32 @@ class Retention:
         self.dropped_durable += len(self._batches[0][2])
         self._kept -= len(self._batches.popleft()[2])
     self.incarnation, self._epoch = marker.incarnation, int(marker.epoch)
-    self._pending.extend(resend)
     self._bound()
     return resend
 
-  def _replaced(self, restored):
-    """A new server, restored up to `restored` of the old one's epochs: what to resend."""
+  def _replaced(self, restored, in_flight):
+    """A new server, restored up to `restored` of the old one's epochs: what to resend
+    (the records Reverb's writer sends again stay kept, untagged)."""
+    untagged, writer_sends = self.untagged(), []
+    batches = list(self._batches)
+    if in_flight is None:
+      self.maybe_duplicates += len(untagged)
+    else:
+      writer_sends = [r for r in untagged if in_flight(r)]
+      confirmed = [r for r in untagged if not in_flight(r)]
+      batches.append([self._epoch, float("inf"), confirmed])
+      untagged = []
     resend = []
-    for lo, hi, records in self._batches:
+    for lo, hi, records in batches:
       if hi <= restored:
         self.dropped_durable += len(records)
         continue
       if 0 <= restored and lo <= restored + 1:
         self.maybe_duplicates += len(records)
       resend.extend(records)
-    untagged = self._confirmed + self._pending
-    self.maybe_duplicates += len(untagged)
     resend.extend(untagged)
-    self._pending, self._confirmed = [], []
+    self._pending, self._confirmed = writer_sends, []
+    self.left_to_writer += len(writer_sends)
     self._batches.clear()
     self._kept = 0
     self.resent += len(resend)
@@ -156,4 +183,5 @@ class Retention:
   def counters(self):
     return {"retained": self.retained, "dropped_durable": self.dropped_durable,
             "resent": self.resent, "maybe_duplicates": self.maybe_duplicates,
-            "overflowed": self.overflowed, "kept": self.size}
+            "overflowed": self.overflowed, "left_to_writer": self.left_to_writer,
+            "kept": self.size}
