@@ -232,3 +232,42 @@ def test_an_actor_resends_to_a_restored_replay_what_its_checkpoint_lacks(tmp_pat
     writer.close()
     env.close()
     server.stop()
+
+
+@pytest.mark.timeout(120)
+def test_an_actor_keeps_nothing_for_a_replay_that_does_not_checkpoint():
+  """A replay without periodic checkpoints says so in its marker: the actor's writer stops
+  making records (no memory held for items that would never become durable)."""
+  gin.parse_config(["ReplayLayout.n_step = 3"])
+  observation_spec, action_spec = environment.specs("CartPole-v1")
+  layout = replay_layout.ReplayLayout(observation_spec, action_spec)
+  settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e7)
+  server = replay.start_server(layout, settings=settings)
+  address = "127.0.0.1:%d" % server.port
+  client = reverb.Client(address)
+  env = environment.make_environment("CartPole-v1", num_envs=2, num_workers=0, seed=0)
+  writer = replay_layout.TransitionWriter(client, layout, 2, chunk_length=4, retain=True)
+  retention = retention_lib.Retention(10_000)
+  flusher = replay_flush.ReplayFlush(writer, client, address, 60, layout, retention=retention,
+                                     mark_interval_s=0.0)
+  builder = n_step.NStepBuilder(2, n=layout.n_step, gamma=0.9)
+  try:
+    assert not durability.read(client).checkpointing
+    ts = env.reset()
+    deadline = time.monotonic() + 60
+    steps = 0
+    while (retention.active or steps < 20) and time.monotonic() < deadline:
+      action = np.zeros(2, np.int64)
+      t = builder.step(ts.step_type, ts.reward, ts.discount, action,
+                       ids=writer.observation_ids(ts.step_type))
+      writer.write(ts.step_type, ts.observation, t, np.ones(len(t.env)))
+      flusher.flush(lambda: False)
+      ts = env.step(action)
+      steps += 1
+    assert not retention.active and not writer.keep_items
+    assert retention.size == 0 and writer.take_kept() == []
+  finally:
+    flusher.close()
+    writer.close()
+    env.close()
+    server.stop()

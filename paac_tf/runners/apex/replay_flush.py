@@ -102,6 +102,10 @@ class ReplayFlush:
       self.retention.add(self.writer.take_kept())
       incarnation = self.retention.incarnation
       resend = self.retention.observe(marker)
+      # A replay that does not checkpoint: no records are made (nor held until the next read).
+      self.writer.keep_items = self.retention.active
+      if not self.retention.active:
+        self.writer.take_kept()
       if resend or (incarnation is not None and marker.incarnation != incarnation):
         logging.warning("Actor %d: the replay was restarted (restored up to epoch %d); "
                         "writing %d kept items again.", self.actor_index, marker.restored,
@@ -142,7 +146,10 @@ class ReplayFlush:
 
   def _note_in_flight(self):
     """Tells the retention which kept items the lost server had not confirmed: the newest
-    ones of each stream, as many as its writer still has pending."""
+    ones of each stream, as many as its writer still has pending. A marker read begun
+    before is dropped: its marker must not be taken for the next server's."""
+    if self._reading is not None:
+      self._abandon_read()
     self.retention.add(self.writer.take_kept())
     untagged = self.retention.untagged()
     most = [0] * (self.writer.num_envs + 1)

@@ -195,6 +195,7 @@ class TransitionWriter:
     self.layout = layout
     self._client = client
     self.retain = bool(retain)
+    self.keep_items = self.retain     # records made (the retention turns it off while idle)
     self._kept = []
     self._resender = None
     self.num_envs = int(num_envs)
@@ -323,7 +324,7 @@ class TransitionWriter:
       frames = history["frame"][start:stop] if stop < 0 else history["frame"][start:]
       writer.create_item(self.table, float(priorities[i]),
                          {"frames": frames, "transition": history["transition"][carrier]})
-      if self.retain:
+      if self.keep_items:
         recent = list(self._recent[int(transitions.env[i])])
         self._kept.append((int(transitions.env[i]), float(priorities[i]),
                            tuple(recent[start:stop] if stop < 0 else recent[start:]),
