@@ -206,9 +206,12 @@ def _free_port():
 def test_lost_replay_is_waited_for_and_restored(tmp_path):
   """A synthetic actor and the sampler go on after their replay server is killed and
   started again on its port from its checkpoint (the real replay's `keep_serving`
-  checkpoints): the actor's writes wait and reconnect (actor.ReplayFlush), the sampler
-  reconnects; the restored server holds the checkpoint's items and gets the rest."""
+  checkpoints): the actor's writes wait and reconnect (replay_flush.ReplayFlush), the sampler
+  reconnects; the restored server holds the checkpoint's items and gets the rest: what
+  the lost server confirmed after the checkpoint is written again by the actor's retention
+  (nothing lost; duplicates at most as counted)."""
   import reverb   # pylint: disable=import-outside-toplevel
+  from paac_tf.runners.apex import durability   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout   # pylint: disable=import-outside-toplevel
   layout = apex_synthetic.make_layout("mujoco")
@@ -216,7 +219,7 @@ def test_lost_replay_is_waited_for_and_restored(tmp_path):
   port, checkpoints = _free_port(), str(tmp_path / "checkpoint")
   address = "127.0.0.1:%d" % port
   server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
-                               settings=settings)
+                               settings=settings, checkpoint_interval_s=10)
   actor = apex_synthetic.SyntheticActor(reverb.Client(address), address, layout,
                                         apex_synthetic.record("mujoco", steps=50), 40.0)
   stop = threading.Event()
@@ -226,13 +229,16 @@ def test_lost_replay_is_waited_for_and_restored(tmp_path):
   sampler = threading.Thread(target=lambda: sampled.update(apex_synthetic.run_sampler(
       address, "mujoco", 12.0, batch_size=8, server_timeout_s=60)))
   sampler.start()
-  time.sleep(3.0)
-  saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
-  reverb.Client(address).checkpoint()
-  server.stop()
   time.sleep(2.0)
+  saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
+  client = reverb.Client(address)
+  durability.checkpoint(client, durability.read(client))    # as keep_serving makes them
+  time.sleep(1.0)        # the actor goes on writing, into the server about to be lost
+  lost_server_held = client.server_info()[replay_layout.REPLAY_TABLE].current_size
+  server.stop()
+  time.sleep(3.0)        # long enough for the actor to block on the lost server
   server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
-                               settings=settings)
+                               settings=settings, checkpoint_interval_s=10)
   try:
     restored = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
     thread.join(timeout=60)
@@ -242,7 +248,10 @@ def test_lost_replay_is_waited_for_and_restored(tmp_path):
     assert actor.flusher.reconnects == 1
     assert restored >= saved > 0
     held = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
-    assert held > restored and held <= actor.items
+    kept = actor.flusher.counters()
+    assert lost_server_held > restored     # confirmed after the checkpoint: resent
+    assert kept["resent"] >= lost_server_held - restored
+    assert actor.items <= held <= actor.items + kept["maybe_duplicates"]
     assert len(sampled["reconnect_times"]) == 1
     assert any(t > sampled["reconnect_times"][0] for t in sampled["batch_times"])
   finally:

@@ -450,7 +450,7 @@ def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path
   try:
     info = _wait_for_server(address, first)
     assert set(info) == {replay_layout.REPLAY_TABLE, replay_layout.WEIGHTS_TABLE,
-                         replay_layout.STATS_TABLE}
+                         replay_layout.STATS_TABLE, replay_layout.MARKER_TABLE}
     client = reverb.Client(address)
     for i in range(5):
       client.insert({"actor_index": np.int32(0), "agent_steps": np.int64(i)},

@@ -138,30 +138,45 @@ def restore_replay(hosts, serve_argv, log_path):
 
 def loss_effects(run_dir, loss, restored_at, final, end):
   """What the replay's loss cost. `loss`: `lose_replay`'s result; `final`: the restored
-  server's counters after every actor ended. Items lost = created - held at the end (no
-  item is evicted or removed: the capacity is far above what is created); of them,
-  confirmed by the lost server after its last checkpoint = its size at the cut - the size
-  restored; the rest were in flight (never confirmed by any server)."""
+  server's counters after every actor ended. No item is evicted or removed (the capacity
+  is far above what is created), so held at the end = created - lost + duplicates, and
+  the actors' retentions count the items they resent and, of them, those the restored
+  server may have held already (`maybe_duplicates`, an upper bound on duplicates): lost is
+  between max(0, created - held) and created - held + maybe_duplicates. Confirmed by the
+  lost server after its last checkpoint = its size at the cut - the size restored (what
+  the actors had to resend)."""
   created = 0
   reconnects = 0
+  kept = {}
   for name in sorted(os.listdir(run_dir)):
     if name.startswith("actors") and name.endswith(".json"):
       with open(os.path.join(run_dir, name)) as f:
         group = json.load(f)
       created += group["items"]
       reconnects += group.get("reconnects", 0)
+      for key, value in group.get("retention", {}).items():
+        kept[key] = kept.get(key, 0) + value
   with open(os.path.join(run_dir, "sampler.json")) as f:
     sampler = json.load(f)
   restored = restored_size(os.path.join(run_dir, "replay_restored.log"))
   after_checkpoint = loss["at_cut"]["size"] - restored
-  lost = created - final["size"]
+  missing = created - final["size"]
+  maybe_duplicates = kept.get("maybe_duplicates", 0)
   times = sampler["batch_times"]
   resumed = [t for t in times if t >= restored_at]
   return {"replay_loss_s": restored_at - loss["cut"], "items_created": created,
           "held_by_lost_server": loss["at_cut"]["size"], "restored_from_checkpoint": restored,
           "held_at_end": final["size"], "inserted_by_restored_server": final["size"] - restored,
-          "items_lost": lost, "lost_confirmed_after_checkpoint": after_checkpoint,
-          "lost_in_flight": lost - after_checkpoint, "processes_killed": loss["pids"],
+          "confirmed_after_checkpoint": after_checkpoint,
+          "items_missing": missing, "items_lost_at_least": max(0, missing),
+          "items_lost_at_most": max(0, missing + maybe_duplicates),
+          "duplicates_at_least": max(0, -missing),
+          "retained": kept.get("retained", 0), "resent": kept.get("resent", 0),
+          "maybe_duplicates": maybe_duplicates,
+          "dropped_durable": kept.get("dropped_durable", 0),
+          "retention_overflowed": kept.get("overflowed", 0),
+          "left_to_writer": kept.get("left_to_writer", 0),
+          "processes_killed": loss["pids"],
           "actor_reconnects": reconnects, "sampler_reconnects": len(sampler["reconnect_times"]),
           "sampler_resumed_s_after_restore": resumed[0] - restored_at if resumed else None,
           "batches_before": sum(t < loss["cut"] for t in times),
@@ -213,6 +228,13 @@ def plan_check(rows, capacity):
           + "\n".join(lines) + "\n")
 
 
+def _lost(r):
+  """The lost items' bounds (a number when they meet)."""
+  if r["items_lost_at_least"] == r["items_lost_at_most"]:
+    return _f(r["items_lost_at_least"])
+  return "%s to %s" % (_f(r["items_lost_at_least"]), _f(r["items_lost_at_most"]))
+
+
 def faults_table(faults, checkpoint_note):
   """faults.md's body from faults.json's {'partition': row, 'replay_loss': row}."""
   lines = []
@@ -246,11 +268,16 @@ def faults_table(faults, checkpoint_note):
               "| inserted into the restored server | %s |" % _f(
                   r["inserted_by_restored_server"]),
               "| held at the end | %s |" % _f(r["held_at_end"]),
-              "| items lost (created - held at the end) | %s |" % _f(r["items_lost"]),
-              "| of them confirmed by the lost server after its last checkpoint | %s |" % _f(
-                  r["lost_confirmed_after_checkpoint"]),
-              "| of them in flight at the cut (never confirmed) | %s |" % _f(
-                  r["lost_in_flight"]),
+              "| confirmed by the lost server after its last checkpoint | %s |" % _f(
+                  r["confirmed_after_checkpoint"]),
+              "| unconfirmed at the cut, sent again by Reverb's writers | %s |" % _f(
+                  r["left_to_writer"]),
+              "| resent by the actors' retention | %s |" % _f(r["resent"]),
+              "| of them possibly held already (an upper bound on duplicates) | %s |" % _f(
+                  r["maybe_duplicates"]),
+              "| dropped by the retention's bound | %s |" % _f(r["retention_overflowed"]),
+              "| created - held at the end | %s |" % _f(r["items_missing"]),
+              "| items lost | %s |" % _lost(r),
               "| actor reconnects / sampler reconnects | %d / %d |" % (
                   r["actor_reconnects"], r["sampler_reconnects"]),
               "| sampler's first batch after the restart | %s s |" % _f(
@@ -258,12 +285,13 @@ def faults_table(faults, checkpoint_note):
               "| sampler batches before / during / after the outage | %d / %d / %d |" % (
                   r["batches_before"], r["batches_during"], r["batches_after"]),
               "| actor errors | %d |" % len(r["actor_errors"]), "",
-              "A replay host's loss loses what the server had accepted since its last "
-              "checkpoint (%s items here), which is more than the cut actors' in-flight "
-              "transitions (%s): Reverb's writers resend what the server had not confirmed "
-              "to the restarted one, not what the dead server confirmed. %s" % (
-                  _f(r["lost_confirmed_after_checkpoint"]), _f(r["lost_in_flight"]),
-                  checkpoint_note), ""]
+              "Held at the end = created - lost + duplicates; each actor keeps what it wrote "
+              "until a completed checkpoint holds it and writes it again into a replay "
+              "restarted from an older checkpoint (runners/apex/retention.py), counting "
+              "what it resent and, of that, what the restored server may have held already "
+              "(confirmed while the checkpoint ran, or around the restart). So the items "
+              "lost are between max(0, created - held) and created - held + that bound. "
+              "%s" % checkpoint_note, ""]
   return "\n".join(lines)
 
 

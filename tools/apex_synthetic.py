@@ -6,8 +6,10 @@ through the real actor's replay path: `n_step.NStepBuilder`, `replay_layout.Tran
 and its flush (the same calls as `actor._ActorLoop.run`), at a set rate of agent steps per
 second, and pulls the learner's weights with `weights.WeightsSubscriber.refresh` every
 `weights_period` agent steps (Ape-X: 400 frames = 100 agent steps). Its wait on the replay
-after each write is the real actor's (`actor.ReplayFlush`): a lost server is waited for and
-the writer's unconfirmed items go to the server that answers next. Many of them run as
+after each write is the real actor's (`replay_flush.ReplayFlush`): a lost server is
+waited for, the writer's unconfirmed items go to the server that answers next, and its
+retention (`retention.py`, `retain_items`) writes again what a replay restarted from its
+checkpoint lacks. Many of them run as
 threads of one process (`run_actors`).
 
 The sampler (`run_sampler`) is the learner without its network: the learner's dataset
@@ -39,12 +41,13 @@ import tensorflow as tf
 
 from paac_tf import errors
 from paac_tf.networks import dueling_q
-from paac_tf.runners.apex import actor as apex_actor
 from paac_tf.runners.apex import call_thread
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_flush
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import retention
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights
 from tools import apex_measurements
@@ -112,17 +115,19 @@ class SyntheticActor:
 
   def __init__(self, client, address, layout, recording, rate, weights_target=None,
                weights_period=100, chunk_length=16, offset=0, gamma=0.99,
-               server_timeout_s=300.0):
+               server_timeout_s=300.0, retain_items=100_000):
     self.layout, self.recording, self.rate = layout, recording, float(rate)
     action_shape = () if layout.discrete_actions else layout.action_shape
     action_dtype = np.int64 if layout.discrete_actions else np.float32
     self.builder = n_step.NStepBuilder(1, n=layout.n_step, gamma=gamma,
                                        action_shape=action_shape, action_dtype=action_dtype)
-    self.writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=chunk_length)
+    self.writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=chunk_length,
+                                                 retain=retain_items > 0)
     self.subscriber = (None if weights_target is None
                        else weights.WeightsSubscriber(client, weights_target))
-    self.flusher = apex_actor.ReplayFlush(self.writer, client, address, server_timeout_s,
-                                          layout, self.subscriber)
+    self.flusher = replay_flush.ReplayFlush(
+        self.writer, client, address, server_timeout_s, layout, self.subscriber,
+        retention=retention.Retention(retain_items) if retain_items else None)
     self.weights_period = int(weights_period)
     self.offset = int(offset) % len(recording.step_type)
     self.steps = self.items = self.pulls = self.pulled = 0
@@ -172,6 +177,7 @@ class SyntheticActor:
       self.error = "final flush: %s: %s" % (type(e).__name__, e)
 
   def close(self):
+    self.flusher.close()
     self.writer.close()
     if self.subscriber is not None:
       self.subscriber.close()
@@ -201,9 +207,10 @@ def wait_for_go(ready_file, go_file, timeout_s=600.0):
 
 def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
                pull_weights=True, seed=0, ready_file=None, go_file=None,
-               server_timeout_s=300.0):
+               server_timeout_s=300.0, retain_items=100_000):
   """`count` synthetic actors as threads of this process for `seconds` (after
-  `wait_for_go`); their totals."""
+  `wait_for_go`); their totals (`retention`: the retentions' counters summed; `items`
+  counts each item once, resent or not)."""
   layout = make_layout(layout_name)
   recording = record(layout_name, seed=seed)
   target = _Variables(list(atari_network().variables)) if pull_weights else None
@@ -214,7 +221,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
   if pull_weights:
     weights.WeightsSubscriber(client, target).wait(timeout_s=120)
   actors = [SyntheticActor(reverb.Client(address), address, layout, recording, rate, target,
-                           weights_period, offset=37 * i, server_timeout_s=server_timeout_s)
+                           weights_period, offset=37 * i, server_timeout_s=server_timeout_s,
+                           retain_items=retain_items)
             for i in range(int(count))]
   wait_for_go(ready_file, go_file)
   stop = threading.Event()
@@ -239,6 +247,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
                 write_s.max()) if write_s.size else None),
             "errors": [a.error for a in actors if a.error][:5],
             "reconnects": int(sum(a.flusher.reconnects for a in actors)),
+            "retention": dict(sum((collections.Counter(a.flusher.counters()) for a in actors),
+                                  collections.Counter())),
             "rss_bytes": apex_measurements.rss(os.getpid()), "pid": os.getpid(),
             "stuck_threads": sum(t.is_alive() for t in threads)}
   for a in actors:
@@ -342,7 +352,8 @@ def serve(port, layout_name, capacity, checkpoint_dir=None, checkpoint_interval_
   logging.set_verbosity(logging.INFO)
   settings = replay.apex_replay(capacity=int(capacity), learning_starts=1, error_buffer=1e15)
   server = replay.start_server(make_layout(layout_name), port=int(port),
-                               checkpoint_dir=checkpoint_dir or None, settings=settings)
+                               checkpoint_dir=checkpoint_dir or None, settings=settings,
+                               checkpoint_interval_s=float(checkpoint_interval_s))
   print("serving on %d" % server.port, flush=True)
   replay.keep_serving(server, checkpoint_dir or None, float(checkpoint_interval_s))
 

@@ -32,8 +32,11 @@ Replay server faults: at start the actor retries an unreachable server with back
 doubling to 30 s, `replay_client.ReplayRetry`), one log line per retry. Mid-run, when the
 server goes away (killed, restarted), its writes wait: Reverb's writers reconnect by
 themselves and send what was pending to the server that answers next, so a restarted
-server (from its checkpoint or empty) gets the actor's items again; reports are kept
-until a server confirms them, and weights refreshes keep the local weights meanwhile.
+server (from its checkpoint or empty) gets the actor's unconfirmed items again; reports
+are kept until a server confirms them, and weights refreshes keep the local weights
+meanwhile. What the lost server had confirmed after its last completed checkpoint is
+written again from the actor's retention (`retention.py`, `retain_items`), when the replay
+checkpoints periodically.
 
 It stops on SIGTERM (and SIGINT unless started by the launcher), when the learner
 publishes `done`, after `max_steps` batched steps, when its launcher process is gone, or
@@ -53,7 +56,9 @@ from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_client
+from paac_tf.runners.apex import replay_flush
 from paac_tf.runners.apex import replay_layout
+from paac_tf.runners.apex import retention as retention_lib
 from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.bookkeeping import checks
 from paac_tf.bookkeeping import config
@@ -64,10 +69,6 @@ from paac_tf.bookkeeping import threads
 # How long a report may wait for the server's confirmation before the loop goes on (it
 # stays pending, and the next reports accumulate until it is confirmed).
 _REPORT_FLUSH_S = 0.2
-# While inserts are blocked, the weights (and the learner's `done`) are read this often.
-_BLOCKED_REFRESH_S = 5.0
-
-
 def actor_seed(seed, actor_index, start=0):
   """The seed of actor `actor_index`'s environments and exploration in a run seeded `seed`,
   on its `start`-th restart: a different one for every actor and every (re)start, so a
@@ -88,6 +89,8 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
                tf_threads: checks.OptionalNonNegativeInt = 1,
                tf_inter_op_threads: checks.OptionalNonNegativeInt = None,
                max_steps: checks.OptionalCount = None, server_timeout_s: checks.Positive = 300.0,
+               retain_items: checks.NonNegativeInt = 100_000,
+               mark_interval_s: checks.Positive = 1.0,
                parent_pid=None, stop=None):
   """Runs one actor until stopped (see the module docstring); returns its counters.
 
@@ -108,6 +111,13 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
     max_steps: stop after this many batched steps (None: until told to stop).
     server_timeout_s: give up (exit status 3) after this long without the replay server,
       at start or mid-run (retries: `ReplayRetry`).
+    retain_items: keep at most this many written items until a completed replay
+      checkpoint holds them, to write them again into a replay restarted from an older
+      checkpoint (`retention.py`; about one frame per kept item, ~7 KB on Atari: 100,000
+      items ~0.7 GB; beyond the bound the oldest are dropped, counted and logged). 0: keep
+      nothing. Nothing is kept while the replay does not checkpoint periodically.
+    mark_interval_s: seconds between reads of the replay's durability marker (each after
+      a flush of everything written).
     parent_pid: stop when this process (the launcher) is gone; SIGINT is then ignored.
     stop: object with a `requested` attribute (default: a SIGTERM/SIGINT handler).
   """
@@ -145,14 +155,17 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
     builder = n_step.NStepBuilder(num_envs, n=layout.n_step, gamma=discount,
                                   action_shape=action_spec.shape, action_dtype=action_spec.dtype)
     writer = replay_layout.TransitionWriter(client, layout, num_envs,
-                                            chunk_length=chunk_length)
+                                            chunk_length=chunk_length,
+                                            retain=retain_items > 0)
     loop = _ActorLoop(
         env=env, acting=acting, subscriber=subscriber, builder=builder, writer=writer,
         client=client, replay_address=replay_address, layout=layout, actor_index=actor_index,
         root_dir=root_dir,
         weights_refresh_interval=weights_refresh_interval,
         report_interval_s=report_interval_s, log_interval_s=log_interval_s,
-        server_timeout_s=server_timeout_s)
+        server_timeout_s=server_timeout_s,
+        retention=retention_lib.Retention(retain_items) if retain_items else None,
+        mark_interval_s=mark_interval_s)
     if root_dir:   # every binding this process used, for the run's operative_config.gin
       config.write_process_operative_config(root_dir, "actor_%d" % actor_index)
     return loop.run(should_stop, max_steps)
@@ -187,81 +200,12 @@ def _wait_for_weights(subscriber, client, address, should_stop, server_timeout_s
     time.sleep(0.5)
 
 
-class ReplayFlush:
-  """An actor's wait on the replay after each write: flushes `writer` down to its bound of
-  unconfirmed items, waiting while the replay's rate limiter holds inserts; a server that
-  stops answering is waited for with backoff (`replay_client.wait_for_replay`, giving up
-  after `server_timeout_s`) while Reverb's writer reconnects by itself and resends what was
-  not confirmed. `subscriber` (optional): its weights, and the learner's `done`, are read
-  every few seconds while blocked. Counts `blocked_s` and `reconnects`; `server_lost` is
-  true while a lost server is waited for. Also used by tools/apex_synthetic.py."""
-
-  def __init__(self, writer, client, replay_address, server_timeout_s, layout=None,
-               subscriber=None, actor_index=0):
-    self.writer, self.client, self.replay_address = writer, client, replay_address
-    self.server_timeout_s = float(server_timeout_s)
-    self.layout, self.subscriber, self.actor_index = layout, subscriber, int(actor_index)
-    self.blocked_s = 0.0
-    self.server_lost = False        # waiting for a lost server (then no final report)
-    self.reconnects = 0
-
-  def flush(self, should_stop):
-    """Waits while too many items are unconfirmed: the replay's rate limiter holds them,
-    or the server is gone (then waits for it, see `_wait_for_server`)."""
-    start = last_refresh = time.monotonic()
-    while True:
-      try:
-        self.writer.flush(timeout_ms=1000)
-        break
-      except reverb.errors.DeadlineExceededError:
-        pass
-      if should_stop():
-        break
-      # Blocked: the rate limiter holds inserts (or the server is gone). A learner that has
-      # ended samples no more, so its `done` is looked for here too, every few seconds.
-      if (self.subscriber is not None
-          and time.monotonic() - last_refresh > _BLOCKED_REFRESH_S):
-        self.subscriber.refresh(wait_s=0.2)
-        last_refresh = time.monotonic()
-        if self.subscriber.done:
-          break
-      try:
-        replay_client.probe(self.client, self.replay_address, 10)
-      except Exception as e:  # pylint: disable=broad-except  (gRPC errors vary)
-        self._wait_for_server(e, should_stop)
-    self.blocked_s += time.monotonic() - start
-
-  def _wait_for_server(self, error, should_stop):
-    """The server stopped answering: waits for it with backoff (the writers reconnect by
-    themselves); raises ReplayUnreachableError after `server_timeout_s`."""
-    lost = time.monotonic()
-    self.server_lost = True
-    logging.warning("Actor %d lost the replay server at %s (%s); waiting for it (giving up "
-                    "after %.0f s).", self.actor_index, self.replay_address,
-                    errors.user_message(error), self.server_timeout_s)
-    info = replay_client.wait_for_replay(self.client, self.replay_address,
-                                         self.server_timeout_s, should_stop=should_stop,
-                                         since=lost)
-    if info is None:
-      return
-    self.server_lost = False
-    if self.layout is not None:
-      try:
-        replay_client.check_tables(info, self.layout, self.replay_address)
-      except replay_client.ReplayMismatchError as e:
-        raise errors.UserError(str(e)) from None
-    self.reconnects += 1
-    logging.warning("Replay server at %s answers again after %.0f s (replay holds %d items); "
-                    "actor %d goes on.", self.replay_address, time.monotonic() - lost,
-                    info[replay_layout.REPLAY_TABLE].current_size, self.actor_index)
-
-
 class _ActorLoop:
   """The stepping loop with its counters, reports and summaries."""
 
   def __init__(self, *, env, acting, subscriber, builder, writer, client, replay_address,
                layout, actor_index, root_dir, weights_refresh_interval, report_interval_s,
-               log_interval_s, server_timeout_s):
+               log_interval_s, server_timeout_s, retention=None, mark_interval_s=1.0):
     self.env, self.acting, self.subscriber = env, acting, subscriber
     self.replay_address, self.layout = replay_address, layout
     self.builder, self.writer, self.client = builder, writer, client
@@ -275,8 +219,9 @@ class _ActorLoop:
         os.path.join(root_dir, "actors", "actor_%d" % self.actor_index)) if root_dir else None)
     self.window = summaries.EpisodeWindow(100)
     self.agent_steps = 0
-    self.flusher = ReplayFlush(writer, client, replay_address, server_timeout_s, layout,
-                               subscriber, actor_index)
+    self.flusher = replay_flush.ReplayFlush(writer, client, replay_address, server_timeout_s,
+                                            layout, subscriber, actor_index, retention,
+                                            mark_interval_s)
     self._unreported = {"agent_steps": 0, "items": 0, "episodes": []}
     self._report_in_flight = None    # (writer, report) not yet confirmed by the server
 
@@ -329,8 +274,10 @@ class _ActorLoop:
     self._finish(flush_timeout_ms=30_000 if reason == "max_steps" else 0)
     logging.info("Actor %d stopped (%s) after %d agent steps, %d items.", self.actor_index,
                  reason, self.agent_steps, self.writer.items_written)
+    self.flusher.close()
     return {"agent_steps": self.agent_steps, "items": self.writer.items_written, "reason": reason,
-            "blocked_s": self.flusher.blocked_s, "reconnects": self.flusher.reconnects}
+            "blocked_s": self.flusher.blocked_s, "reconnects": self.flusher.reconnects,
+            "retention": self.flusher.counters()}
 
   def _report(self, flush_s=_REPORT_FLUSH_S):
     """Sends the agent steps and episodes since the last report, unless the previous

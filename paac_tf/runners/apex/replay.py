@@ -14,6 +14,8 @@ Tables (names in `replay_layout.py`):
   weights      the learner's latest weights: max_size 1, never consumed by sampling.
   actor_stats  actors' reports, drained by the learner (FIFO, each sampled once; the
                oldest are dropped if nobody drains them).
+  durability   the durability marker: max_size 1, what the checkpoints hold, for the
+               actors' retention (`durability.py`, `retention.py`).
 
 Networking: Reverb 0.14's `Server` takes a port only and listens on all interfaces
 (gRPC address "[::]:port", IPv4 and IPv6); it cannot be bound to 127.0.0.1 or any one
@@ -28,7 +30,10 @@ at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one ever
 whole table contents (measured sizes and times per config: docs/failures.md). A checkpoint
 that cannot be restored (truncated, or tables of another configuration) is moved aside to
 <checkpoint_dir>.unreadable-<time> with an ERROR line saying why, and the replay starts
-empty; so does a missing one (an INFO line).
+empty; so does a missing one (an INFO line). Each checkpoint is a cycle of the durability
+marker (`durability.checkpoint`): actors keep what they wrote until a completed checkpoint
+holds it and write it again into a server restarted from an older one (`retention.py`);
+without periodic checkpoints the marker says so and actors keep nothing.
 
 Restarts: a server that dies (even SIGKILL) can be started again with the same command on
 the same port; actors and learner wait for it (`replay_client.wait_for_replay`, up to their
@@ -44,6 +49,7 @@ import reverb
 from reverb.platform.default import checkpointers
 
 from paac_tf.envs import environment
+from paac_tf.runners.apex import durability
 from paac_tf.runners.apex import processes
 from paac_tf.runners.apex import replay_layout
 from paac_tf.bookkeeping import checks
@@ -86,7 +92,7 @@ def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.No
 
 
 def make_tables(layout, settings=None):
-  """The three tables of an Ape-X Reverb server (see the module docstring)."""
+  """The four tables of an Ape-X Reverb server (see the module docstring)."""
   settings = settings or apex_replay()
   limiter = reverb.rate_limiters.SampleToInsertRatio(
       samples_per_insert=settings["samples_per_insert"],
@@ -107,7 +113,7 @@ def make_tables(layout, settings=None):
       name=replay_layout.STATS_TABLE, sampler=reverb.selectors.Fifo(),
       remover=reverb.selectors.Fifo(), max_size=_STATS_CAPACITY, max_times_sampled=1,
       rate_limiter=reverb.rate_limiters.MinSize(1))
-  return [replay, weights, stats]
+  return [replay, weights, stats, durability.make_table()]
 
 
 class _NoCheckpointer:
@@ -117,13 +123,18 @@ class _NoCheckpointer:
     return None
 
 
-def start_server(layout, port=None, checkpoint_dir=None, settings=None):
-  """Starts the Reverb server; returns it (`server.port`, `server.stop()`).
+def start_server(layout, port=None, checkpoint_dir=None, settings=None,
+                 checkpoint_interval_s=0.0):
+  """Starts the Reverb server and publishes its durability marker; returns it
+  (`server.port`, `server.stop()`).
 
   Args:
     layout: the `replay_layout.ReplayLayout` of the run (gives the replay signature).
     port: a free port, or None to pick one.
     checkpoint_dir: restore from / checkpoint into this directory (None: no checkpoints).
+    checkpoint_interval_s: the period `keep_serving` will checkpoint at (0: not
+      periodically); the marker tells the actors (nothing is kept for a replay that does
+      not checkpoint periodically).
   """
   if port is not None:
     processes.check_port_free(port)
@@ -147,8 +158,11 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None):
     server = _server(layout, port, checkpoint_dir, settings)
   logging.info("Reverb server on port %d: %s, replay %s", server.port, layout,
                settings or apex_replay())
+  client = reverb.Client("127.0.0.1:%d" % server.port)
+  marker = durability.start(client, bool(checkpoint_dir) and checkpoint_interval_s > 0)
+  logging.info("Durability marker: %s", marker)
   if restoring:
-    info = reverb.Client("127.0.0.1:%d" % server.port).server_info(timeout=60)
+    info = client.server_info(timeout=60)
     logging.info("Replay restored from the checkpoint in %s: %d transitions, %d weights "
                  "item(s), %d actor reports.", checkpoint_dir,
                  info[replay_layout.REPLAY_TABLE].current_size,
@@ -186,24 +200,29 @@ def layout_for(env_name):
 
 def serve(port, env_name, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Runs a server until SIGINT/SIGTERM; checkpoints on the way out if configured."""
-  server = start_server(layout_for(env_name), port=port, checkpoint_dir=checkpoint_dir)
+  server = start_server(layout_for(env_name), port=port, checkpoint_dir=checkpoint_dir,
+                        checkpoint_interval_s=checkpoint_interval_s)
   keep_serving(server, checkpoint_dir, checkpoint_interval_s)
 
 
 def keep_serving(server, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Keeps `server` (from `start_server`) running until SIGINT/SIGTERM, checkpointing it
   every `checkpoint_interval_s` seconds (0: never periodically) and, with a
-  `checkpoint_dir`, on the way out; then stops it. Also used by tools/apex_synthetic.py."""
+  `checkpoint_dir`, on the way out (each a cycle of its durability marker,
+  `durability.checkpoint`); then stops it. Also used by tools/apex_synthetic.py."""
   stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
+  marker = durability.read(client)
   try:
     while not stop.wait(1.0):
       if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
-        logging.info("Replay checkpoint: %s", client.checkpoint())
+        marker, path = durability.checkpoint(client, marker)
+        logging.info("Replay checkpoint: %s (%s)", path, marker)
         next_checkpoint = time.monotonic() + checkpoint_interval_s
     if checkpoint_dir:
-      logging.info("Replay checkpoint: %s", client.checkpoint())
+      marker, path = durability.checkpoint(client, marker)
+      logging.info("Replay checkpoint: %s (%s)", path, marker)
   finally:
     server.stop()
     stop.restore()

@@ -7,7 +7,8 @@ Tables of the one Reverb server (built in `replay.py`):
                  sample without consuming);
   STATS_TABLE    actors' progress reports: agent steps and finished episodes (each with
                  the epsilon that played it) since their previous report (actors insert,
-                 the learner drains it; items: `actor_reports.report_item`).
+                 the learner drains it; items: `actor_reports.report_item`);
+  MARKER_TABLE   the replay's durability marker, one item (`durability.py`).
 
 Replay layout: each environment of each actor is one stream of *frames* written once by a
 Reverb `TrajectoryWriter`; an item only references frames of that stream, so no
@@ -36,8 +37,10 @@ have a full window. The transition column is sparse: one stream step per complet
 transition carries it.
 """
 import collections
+import time
 
 import numpy as np
+from reverb import errors as reverb_errors
 import tensorflow as tf
 
 from paac_tf.runners.apex import n_step
@@ -46,6 +49,7 @@ from paac_tf.bookkeeping import checks
 REPLAY_TABLE = "replay"
 WEIGHTS_TABLE = "weights"
 STATS_TABLE = "actor_stats"
+MARKER_TABLE = "durability"
 
 TRANSITION_FIELDS = ("action", "reward", "discount", "next_offset")
 _SCALARS = 3   # R, D, k after the action's A values
@@ -183,8 +187,17 @@ class TransitionWriter:
   """
 
   def __init__(self, client, layout, num_envs, table=REPLAY_TABLE, chunk_length=16,
-               check_frame_shift=True):
+               check_frame_shift=True, retain=False):
+    """`retain`: also keep each item as a record (`take_kept`) that `resend` can write
+    again, for the actor's retention (`retention.py`): (its stream, priority, its frames,
+    its transition row), the frames shared between the items of a stream (copied once per
+    step), so a kept Atari item costs about one frame. Stream `num_envs` is `resend`'s."""
     self.layout = layout
+    self._client = client
+    self.retain = bool(retain)
+    self.keep_items = self.retain     # records made (the retention turns it off while idle)
+    self._kept = []
+    self._resender = None
     self.num_envs = int(num_envs)
     self.table = table
     self.chunk_length = int(chunk_length)
@@ -203,6 +216,8 @@ class TransitionWriter:
         writer.configure((column,), num_keep_alive_refs=self.keep_alive,
                          max_chunk_length=self.chunk_length)
       self._writers.append(writer)
+    # With `retain`: each stream's last `keep_alive` frames, as its items reference them.
+    self._recent = [collections.deque(maxlen=self.keep_alive) for _ in range(self.num_envs)]
     self._histories = [None] * self.num_envs
     self._positions = np.zeros(self.num_envs, np.int64)   # steps written per stream
     self._previous_newest = None                            # last frame per stream
@@ -224,6 +239,8 @@ class TransitionWriter:
     """
     step_type = np.asarray(step_type)
     newest = self.layout.newest_frames(observations)
+    if self.retain:   # kept past this step: batched envs may reuse their buffers
+      newest = np.array(newest)
     if self.check_frame_shift:
       self._check_shift(step_type, observations, newest)
     priorities = np.asarray(priorities, np.float64)
@@ -234,7 +251,8 @@ class TransitionWriter:
       obs = observations[e]
       steps = []
       if step_type[e] == n_step.FIRST:
-        steps += [{"frame": f} for f in self.layout.older_frames(obs)]
+        steps += [{"frame": np.array(f) if self.retain else f}
+                  for f in self.layout.older_frames(obs)]
       steps.append({"frame": newest[e]})
       if step_type[e] == n_step.LAST:
         steps += [{"frame": newest[e]} for _ in range(self.layout.n_step - 1)]
@@ -251,6 +269,8 @@ class TransitionWriter:
             transitions.length[i])
       for step in steps:
         writer.append(step)
+      if self.retain:
+        self._recent[e].extend(step["frame"] for step in steps)
       base = int(self._positions[e])
       self._positions[e] += len(steps)
       frames += len(steps)
@@ -304,18 +324,66 @@ class TransitionWriter:
       frames = history["frame"][start:stop] if stop < 0 else history["frame"][start:]
       writer.create_item(self.table, float(priorities[i]),
                          {"frames": frames, "transition": history["transition"][carrier]})
+      if self.keep_items:
+        recent = list(self._recent[int(transitions.env[i])])
+        self._kept.append((int(transitions.env[i]), float(priorities[i]),
+                           tuple(recent[start:stop] if stop < 0 else recent[start:]),
+                           self.layout.transition_row(
+                               transitions.action[i], transitions.reward[i],
+                               transitions.discount[i], transitions.length[i])))
+
+  def take_kept(self):
+    """The records of the items written since the last call (with `retain`)."""
+    kept, self._kept = self._kept, []
+    return kept
+
+  def resend(self, records):
+    """Writes kept records again (to a replay that replaced the one they went to), one
+    item per step of a writer of their own (its frames stacked: W frames per item);
+    returns them as records of that writer's stream."""
+    if self._resender is None:
+      self._resender = self._client.trajectory_writer(num_keep_alive_refs=1)
+    written = []
+    for _, priority, frames, row in records:
+      self._resender.append({"frames": np.stack(frames), "transition": row})
+      history = self._resender.history
+      self._resender.create_item(self.table, priority, {
+          "frames": history["frames"][-1], "transition": history["transition"][-1]})
+      written.append((self.num_envs, priority, frames, row))
+    return written
+
+  def unconfirmed(self, most):
+    """Items each stream's writer (and `resend`'s, last) has not had confirmed, each
+    counted up to `most[stream]`: the least k for which a flush down to k items returns
+    at once (a binary search; it finalizes their chunks)."""
+    counts = []
+    for writer, high in zip(self._writers + [self._resender], most):
+      low = 0
+      while writer is not None and low < high:
+        k = (low + high) // 2
+        try:
+          writer.flush(block_until_num_items=k, timeout_ms=1)
+          high = k
+        except reverb_errors.DeadlineExceededError:
+          low = k + 1
+      counts.append(low if writer is not None else 0)
+    return counts
 
   def flush(self, timeout_ms=None, everything=False):
     """Blocks until at most `max_unconfirmed` items per stream (0 if `everything`) await
-    the server's confirmation. Raises reverb.errors.DeadlineExceededError on timeout."""
+    the server's confirmation. Raises reverb.errors.DeadlineExceededError after
+    `timeout_ms` in all."""
     keep = 0 if everything else self.max_unconfirmed
-    for writer in self._writers:
-      writer.flush(block_until_num_items=keep, timeout_ms=timeout_ms)
+    deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+    for writer in self._writers + ([self._resender] if self._resender else []):
+      writer.flush(block_until_num_items=keep, timeout_ms=None if deadline is None else max(
+          1, int(1000 * (deadline - time.monotonic()))))
 
   def close(self):
-    for writer in self._writers:
+    for writer in self._writers + ([self._resender] if self._resender else []):
       try:
         writer.close()
       except Exception:  # pylint: disable=broad-except
         pass
     self._writers = []
+    self._resender = None
