@@ -1,5 +1,6 @@
 """tools/apex_audit.py: each item's id travels with it into a real replay (and with its
 resent copy), and the drain counts lost and duplicated ids exactly."""
+import json
 import threading
 import time
 
@@ -111,7 +112,24 @@ def test_synthetic_actors_ids_are_all_held_once():
     assert c["created"] == replay_size == c["held"] == sum(a.items for a in actors) > 50
     assert (c["lost"], c["duplicates"], c["unknown"]) == (0, 0, 0)
     assert all(a.timeline and a.timeline[-1][1] <= a.items for a in actors)
+    json.dumps([a.timeline for a in actors])     # run_actors' results go to JSON
   finally:
     for a in actors:
       a.close()
     server.stop()
+
+
+def test_a_runs_audit_effects_count_lost_ids_by_actor_and_time(tmp_path):
+  from tools import apex_scale_ray   # pylint: disable=import-outside-toplevel  (lazy: only here)
+  ids = [apex_audit.item_id(0, s) for s in (0, 1, 1, 3)] + [apex_audit.item_id(1, 0)]
+  (tmp_path / "audit.json").write_text(json.dumps({"ids": ids, "replay_size": 5}))
+  (tmp_path / "actors0.json").write_text(json.dumps({"audit": {
+      "items": {"0": 4, "1": 2},
+      "timelines": {"0": [[100.0, 2], [110.0, 4]], "1": [[100.0, 1], [120.0, 2]]}}}))
+  r = apex_scale_ray.audit_effects(str(tmp_path), cut=105.0, restored_at=115.0)
+  assert (r["items_lost_exact"], r["duplicates_exact"], r["audit_held"]) == (2, 1, 5)
+  assert r["lost_by_actor"] == {"0": [1, 2, 2, 5.0, 5.0], "1": [1, 1, 1, 15.0, 15.0]}
+  assert r["lost_when"] == {"before_cut": 0, "during_outage": 1, "after_restore": 1,
+                            "unknown_time": 0}
+  assert r["duplicates_when"]["before_cut"] == 1
+  assert apex_scale_ray._lost_actors(r["lost_by_actor"]) == "2 / 1 / 5.0 to 15.0"

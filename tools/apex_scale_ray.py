@@ -205,22 +205,31 @@ def audit_effects(run_dir, cut, restored_at):
     drained = json.load(f)
   c = apex_audit.counts(items, drained["ids"])
   repeated = [i for i, n in c["duplicate_ids"].items() for _ in range(n)]
-  lost_by_actor = {}
+  lost_by_actor = {}     # actor: [lost, first and last sequence, their times after the cut]
   for value in c["lost_ids"]:
-    actor = apex_audit.split_id(value)[0]
-    lost_by_actor[str(actor)] = lost_by_actor.get(str(actor), 0) + 1
-  examples = []
-  for value in c["lost_ids"][:20]:
     actor, sequence = apex_audit.split_id(value)
     t = apex_audit.created_at(timelines.get(actor, ()), sequence)
-    examples.append([actor, sequence, None if t is None else round(t - cut, 1)])
+    t = None if t is None else round(t - cut, 1)
+    entry = lost_by_actor.setdefault(str(actor), [0, sequence, sequence, t, t])
+    entry[0] += 1
+    entry[2], entry[4] = sequence, t
   return {"audit_created": c["created"], "audit_held": c["held"],
           "audit_distinct_held": c["distinct_held"], "audit_unknown": c["unknown"],
           "audit_replay_size": drained["replay_size"], "items_lost_exact": c["lost"],
           "duplicates_exact": c["duplicates"],
           "lost_when": apex_audit.classify(c["lost_ids"], timelines, cut, restored_at),
           "duplicates_when": apex_audit.classify(repeated, timelines, cut, restored_at),
-          "lost_by_actor": lost_by_actor, "lost_examples_actor_sequence_s_after_cut": examples}
+          "lost_by_actor": lost_by_actor}
+
+
+def _lost_actors(lost_by_actor):
+  entries = list(lost_by_actor.values())
+  if not entries:
+    return "0"
+  times = [t for e in entries for t in (e[3], e[4]) if t is not None]
+  return "%d / %d / %s to %s" % (len(entries), max(e[0] for e in entries),
+                                 _f(min(times), 1) if times else "?",
+                                 _f(max(times), 1) if times else "?")
 
 
 def _when(counts):
@@ -332,6 +341,8 @@ def faults_table(faults, checkpoint_note):
                 "| items lost, exactly (ids created, not held) | %s |" % _f(
                     r["items_lost_exact"]),
                 "| of them created | %s |" % _when(r["lost_when"]),
+                "| actors that lost items / the most one lost / created from .. to .. s "
+                "after the cut | %s |" % _lost_actors(r["lost_by_actor"]),
                 "| duplicates, exactly (copies beyond the first) | %s |" % _f(
                     r["duplicates_exact"]),
                 "| of them created | %s |" % _when(r["duplicates_when"])]

@@ -155,7 +155,7 @@ class SyntheticActor:
     self.items += written.items
     self.steps += 1
     if self.audit and self.steps % 10 == 0:
-      self.timeline.append((time.time(), self.items))
+      self.timeline.append((time.time(), int(self.items)))
     if self.subscriber is not None and self.steps % self.weights_period == 0:
       self.pulls += 1
       self.pulled += bool(self.subscriber.refresh(wait_s=1.0))
@@ -265,8 +265,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
             "rss_bytes": apex_measurements.rss(os.getpid()), "pid": os.getpid(),
             "stuck_threads": sum(t.is_alive() for t in threads)}
   if audit:
-    result["audit"] = {"items": {a.index: a.items for a in actors},
-                       "timelines": {a.index: a.timeline + [(time.time(), a.items)]
+    result["audit"] = {"items": {a.index: int(a.items) for a in actors},
+                       "timelines": {a.index: a.timeline + [(time.time(), int(a.items))]
                                      for a in actors}}
   for a in actors:
     a.close()
