@@ -86,7 +86,7 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
                     "layout_name=%s" % layout_name, "capacity=2000000"]
   if replay_loss_s > 0:
     serve += ["checkpoint_dir=%s" % os.path.join(hosts.dir, "replay", "checkpoint"),
-              "checkpoint_interval_s=%g" % checkpoint_interval_s]
+              "checkpoint_interval_s=%g" % checkpoint_interval_s, "audit=1"]
   procs = {}
   try:
     procs["replay"] = hosts.popen(replay_host, serve, os.path.join(run_dir, "replay.log"),
@@ -107,9 +107,12 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     split = split_actors(count, threads_per_process)
 
     def actor_args(i, n):
-      return {"address": address, "layout_name": layout_name, "count": n, "rate": rate,
-              "seconds": seconds, "seed": i,
-              "ready_file": os.path.join(run_dir, "actors%d.ready" % i), "go_file": go}
+      # With a replay loss, every item carries an id (tools/apex_audit.py).
+      audit = {"first_index": sum(split[:i]), "audit": 1} if replay_loss_s > 0 else {}
+      return dict({"address": address, "layout_name": layout_name, "count": n, "rate": rate,
+                   "seconds": seconds, "seed": i,
+                   "ready_file": os.path.join(run_dir, "actors%d.ready" % i), "go_file": go},
+                  **audit)
     if launcher == "ray":
       procs["driver"] = apex_scale_ray.start_actors(hosts, ch, run_dir, split, actor_args)
     for i, n in enumerate(split if launcher == "plain" else []):
@@ -153,6 +156,9 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     cpu = {"replay": None if loss else _cpu([pids["replay"]]) - cpu0["replay"]}
     # The replay's counters once every actor has flushed: what it confirmed in all.
     final = apex_scale_ray.read_counters(hosts, ch, "head", address)
+    if replay_loss_s > 0:    # every id the replay holds, counted exactly (then drained)
+      hosts.run("head", python + ["tools.apex_audit", "drain", address,
+                                  os.path.join(run_dir, "audit.json")], timeout=900)
     # A worker failed if it wrote no results (its exit status is kept in the row).
     failed = [k for k in ["actors%d" % i for i in range(len(split))] + ["sampler"]
               if not os.path.exists(os.path.join(run_dir, k + ".json"))]
@@ -180,6 +186,7 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
   if loss:
     row.update(apex_scale_ray.loss_effects(run_dir, loss, restored_at, final, start + seconds),
                loss_at_s=loss["cut"] - start, checkpoint_interval_s=checkpoint_interval_s)
+    row.update(apex_scale_ray.audit_effects(run_dir, loss["cut"], restored_at))
   return row
 
 

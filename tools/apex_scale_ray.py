@@ -16,13 +16,15 @@ Replay loss (`lose_replay`, `restore_replay`): the replay host's link goes down,
 process of it is killed (its counters at the cut: a probe on its loopback); later the link
 comes up and the replay is started again with the same command, so it restores its newest
 checkpoint (`replay.keep_serving` writes one every `checkpoint_interval_s`).
-`loss_effects` counts what was created, confirmed and lost.
+`loss_effects` counts what was created, confirmed and lost; `audit_effects` counts lost
+and duplicated items exactly, by their ids (tools/apex_audit.py).
 """
 import json
 import os
 import sys
 import time
 
+from tools import apex_audit
 from tools import apex_measurements
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -184,6 +186,59 @@ def loss_effects(run_dir, loss, restored_at, final, end):
           "batches_after": sum(restored_at <= t <= end for t in times)}
 
 
+def audit_effects(run_dir, cut, restored_at):
+  """The exact count of a replay loss (tools/apex_audit.py): the actors' created ids
+  (actors<i>.json) against the ids the replay held at the end (audit.json, drained after
+  `final`); lost and duplicated ids by when they were created (`apex_audit.classify`), and
+  by actor. {} without audit.json."""
+  path = os.path.join(run_dir, "audit.json")
+  if not os.path.exists(path):
+    return {}
+  items, timelines = {}, {}
+  for name in sorted(os.listdir(run_dir)):
+    if name.startswith("actors") and name.endswith(".json"):
+      with open(os.path.join(run_dir, name)) as f:
+        audit = json.load(f).get("audit", {})
+      items.update({int(k): v for k, v in audit.get("items", {}).items()})
+      timelines.update({int(k): v for k, v in audit.get("timelines", {}).items()})
+  with open(path) as f:
+    drained = json.load(f)
+  c = apex_audit.counts(items, drained["ids"])
+  repeated = [i for i, n in c["duplicate_ids"].items() for _ in range(n)]
+  lost_by_actor = {}     # actor: [lost, first and last sequence, their times after the cut]
+  for value in c["lost_ids"]:
+    actor, sequence = apex_audit.split_id(value)
+    t = apex_audit.created_at(timelines.get(actor, ()), sequence)
+    t = None if t is None else round(t - cut, 1)
+    entry = lost_by_actor.setdefault(str(actor), [0, sequence, sequence, t, t])
+    entry[0] += 1
+    entry[2], entry[4] = sequence, t
+  return {"audit_created": c["created"], "audit_held": c["held"],
+          "audit_distinct_held": c["distinct_held"], "audit_unknown": c["unknown"],
+          "audit_replay_size": drained["replay_size"], "items_lost_exact": c["lost"],
+          "duplicates_exact": c["duplicates"],
+          "lost_when": apex_audit.classify(c["lost_ids"], timelines, cut, restored_at),
+          "duplicates_when": apex_audit.classify(repeated, timelines, cut, restored_at),
+          "lost_by_actor": lost_by_actor}
+
+
+def _lost_actors(lost_by_actor):
+  entries = list(lost_by_actor.values())
+  if not entries:
+    return "0"
+  times = [t for e in entries for t in (e[3], e[4]) if t is not None]
+  return "%d / %d / %s to %s" % (len(entries), max(e[0] for e in entries),
+                                 _f(min(times), 1) if times else "?",
+                                 _f(max(times), 1) if times else "?")
+
+
+def _when(counts):
+  return "%s before the cut / %s during the outage / %s after the restart" % (
+      _f(counts["before_cut"]), _f(counts["during_outage"]), _f(counts["after_restore"])) + (
+          " / %s at an unknown time" % _f(counts["unknown_time"])
+          if counts["unknown_time"] else "")
+
+
 def restored_size(log_path):
   """Transitions the restarted replay restored (its log's 'Replay restored' line; 0 when
   it started empty)."""
@@ -277,7 +332,21 @@ def faults_table(faults, checkpoint_note):
                   r["maybe_duplicates"]),
               "| dropped by the retention's bound | %s |" % _f(r["retention_overflowed"]),
               "| created - held at the end | %s |" % _f(r["items_missing"]),
-              "| items lost | %s |" % _lost(r),
+              "| items lost%s | %s |" % (
+                  " (bounds from these counts)" if "items_lost_exact" in r else "", _lost(r))]
+    if "items_lost_exact" in r:
+      lines += ["| ids created / held at the end (distinct) / held, not created | %s / %s "
+                "(%s) / %s |" % (_f(r["audit_created"]), _f(r["audit_held"]),
+                                 _f(r["audit_distinct_held"]), _f(r["audit_unknown"])),
+                "| items lost, exactly (ids created, not held) | %s |" % _f(
+                    r["items_lost_exact"]),
+                "| of them created | %s |" % _when(r["lost_when"]),
+                "| actors that lost items / the most one lost / created from .. to .. s "
+                "after the cut | %s |" % _lost_actors(r["lost_by_actor"]),
+                "| duplicates, exactly (copies beyond the first) | %s |" % _f(
+                    r["duplicates_exact"]),
+                "| of them created | %s |" % _when(r["duplicates_when"])]
+    lines += [
               "| actor reconnects / sampler reconnects | %d / %d |" % (
                   r["actor_reconnects"], r["sampler_reconnects"]),
               "| sampler's first batch after the restart | %s s |" % _f(
@@ -291,7 +360,13 @@ def faults_table(faults, checkpoint_note):
               "what it resent and, of that, what the restored server may have held already "
               "(confirmed while the checkpoint ran, or around the restart). So the items "
               "lost are between max(0, created - held) and created - held + that bound. "
-              "%s" % checkpoint_note, ""]
+              + ("Every item also carries an id (its actor's number and its sequence in it) "
+                 "into an audit table checkpointed with the replay (tools/apex_audit.py); "
+                 "drained at the end, it gives the items lost and duplicated exactly (ids "
+                 "held: %s audit items against %s replay items at the end). " % (
+                     _f(r["audit_held"]), _f(r["audit_replay_size"]))
+                 if "items_lost_exact" in r else "")
+              + "%s" % checkpoint_note, ""]
   return "\n".join(lines)
 
 

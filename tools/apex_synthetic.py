@@ -50,6 +50,7 @@ from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import retention
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights
+from tools import apex_audit
 from tools import apex_measurements
 from tools import precision_measurements
 
@@ -115,14 +116,18 @@ class SyntheticActor:
 
   def __init__(self, client, address, layout, recording, rate, weights_target=None,
                weights_period=100, chunk_length=16, offset=0, gamma=0.99,
-               server_timeout_s=300.0, retain_items=100_000):
+               server_timeout_s=300.0, retain_items=100_000, index=0, audit=False):
+    """`index`: the actor's number in the run; with `audit`, each item carries its id
+    (`apex_audit.item_id(index, sequence)`) into the replay's audit table."""
     self.layout, self.recording, self.rate = layout, recording, float(rate)
+    self.index, self.audit = int(index), bool(audit)
     action_shape = () if layout.discrete_actions else layout.action_shape
     action_dtype = np.int64 if layout.discrete_actions else np.float32
     self.builder = n_step.NStepBuilder(1, n=layout.n_step, gamma=gamma,
                                        action_shape=action_shape, action_dtype=action_dtype)
-    self.writer = replay_layout.TransitionWriter(client, layout, 1, chunk_length=chunk_length,
-                                                 retain=retain_items > 0)
+    self.writer = replay_layout.TransitionWriter(
+        client, layout, 1, chunk_length=chunk_length, retain=retain_items > 0,
+        audit_table=apex_audit.AUDIT_TABLE if audit else None)
     self.subscriber = (None if weights_target is None
                        else weights.WeightsSubscriber(client, weights_target))
     self.flusher = replay_flush.ReplayFlush(
@@ -132,6 +137,7 @@ class SyntheticActor:
     self.offset = int(offset) % len(recording.step_type)
     self.steps = self.items = self.pulls = self.pulled = 0
     self.write_s = []      # per agent step: write + flush (the actor's wait on the replay)
+    self.timeline = []     # (time.time(), items created by then), every 10 agent steps
     self.error = None
 
   def step(self, t, should_stop=lambda: False):
@@ -140,12 +146,16 @@ class SyntheticActor:
     completed = self.builder.step(r.step_type[t], r.reward[t], r.discount[t], r.action[t],
                                   ids=ids)
     start = time.monotonic()
+    ids = ([apex_audit.item_id(self.index, self.items + j) for j in range(len(completed.env))]
+           if self.audit else None)
     written = self.writer.write(r.step_type[t], r.observation[t], completed,
-                                r.priority[t][completed.env])
+                                r.priority[t][completed.env], ids=ids)
     self.flusher.flush(should_stop)
     self.write_s.append(time.monotonic() - start)
     self.items += written.items
     self.steps += 1
+    if self.audit and self.steps % 10 == 0:
+      self.timeline.append((time.time(), int(self.items)))
     if self.subscriber is not None and self.steps % self.weights_period == 0:
       self.pulls += 1
       self.pulled += bool(self.subscriber.refresh(wait_s=1.0))
@@ -207,10 +217,12 @@ def wait_for_go(ready_file, go_file, timeout_s=600.0):
 
 def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
                pull_weights=True, seed=0, ready_file=None, go_file=None,
-               server_timeout_s=300.0, retain_items=100_000):
+               server_timeout_s=300.0, retain_items=100_000, first_index=0, audit=False):
   """`count` synthetic actors as threads of this process for `seconds` (after
   `wait_for_go`); their totals (`retention`: the retentions' counters summed; `items`
-  counts each item once, resent or not)."""
+  counts each item once, resent or not). Actors are numbered from `first_index`; with
+  `audit` their items carry ids (`apex_audit`), and `audit` gives {index: items} and
+  {index: timeline}."""
   layout = make_layout(layout_name)
   recording = record(layout_name, seed=seed)
   target = _Variables(list(atari_network().variables)) if pull_weights else None
@@ -222,7 +234,8 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
     weights.WeightsSubscriber(client, target).wait(timeout_s=120)
   actors = [SyntheticActor(reverb.Client(address), address, layout, recording, rate, target,
                            weights_period, offset=37 * i, server_timeout_s=server_timeout_s,
-                           retain_items=retain_items)
+                           retain_items=retain_items, index=int(first_index) + i,
+                           audit=bool(audit))
             for i in range(int(count))]
   wait_for_go(ready_file, go_file)
   stop = threading.Event()
@@ -251,6 +264,10 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
                                   collections.Counter())),
             "rss_bytes": apex_measurements.rss(os.getpid()), "pid": os.getpid(),
             "stuck_threads": sum(t.is_alive() for t in threads)}
+  if audit:
+    result["audit"] = {"items": {a.index: int(a.items) for a in actors},
+                       "timelines": {a.index: a.timeline + [(time.time(), int(a.items))]
+                                     for a in actors}}
   for a in actors:
     a.close()
   return result
@@ -344,16 +361,19 @@ def run_sampler(address, layout_name, seconds, batch_size=512, publish_interval=
           "reconnect_times": state["reconnects"]}
 
 
-def serve(port, layout_name, capacity, checkpoint_dir=None, checkpoint_interval_s=0.0):
+def serve(port, layout_name, capacity, checkpoint_dir=None, checkpoint_interval_s=0.0,
+          audit=False):
   """A Reverb server with the Ape-X tables (no rate limiting: learning_starts 1, an
   unbounded error buffer) on `port` until SIGTERM (`replay.keep_serving`): restored from
-  `checkpoint_dir` and checkpointed there every `checkpoint_interval_s`, if given."""
+  `checkpoint_dir` and checkpointed there every `checkpoint_interval_s`, if given. With
+  `audit`, also the audit table (`apex_audit.audit_table`)."""
   # INFO: the restored checkpoint's size and each checkpoint go to the log.
   logging.set_verbosity(logging.INFO)
   settings = replay.apex_replay(capacity=int(capacity), learning_starts=1, error_buffer=1e15)
   server = replay.start_server(make_layout(layout_name), port=int(port),
                                checkpoint_dir=checkpoint_dir or None, settings=settings,
-                               checkpoint_interval_s=float(checkpoint_interval_s))
+                               checkpoint_interval_s=float(checkpoint_interval_s),
+                               extra_tables=[apex_audit.audit_table()] if audit else ())
   print("serving on %d" % server.port, flush=True)
   replay.keep_serving(server, checkpoint_dir or None, float(checkpoint_interval_s))
 
@@ -369,8 +389,9 @@ def main(argv):
   numbers = {k: (float(v) if k in ("rate", "seconds", "step_s", "server_timeout_s",
                                     "checkpoint_interval_s") else
                  int(v) if v.lstrip("-").isdigit() else v) for k, v in kwargs.items()}
-  if "pull_weights" in numbers:
-    numbers["pull_weights"] = bool(numbers["pull_weights"])
+  for flag in ("pull_weights", "audit"):
+    if flag in numbers:
+      numbers[flag] = bool(numbers[flag])
   role = {"serve": serve, "actors": run_actors, "sampler": run_sampler}[argv[1]]
   result = role(**numbers)
   if out:

@@ -91,8 +91,9 @@ def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.No
           "samples_per_insert": float(samples_per_insert), "error_buffer": error_buffer}
 
 
-def make_tables(layout, settings=None):
-  """The four tables of an Ape-X Reverb server (see the module docstring)."""
+def make_tables(layout, settings=None, extra_tables=()):
+  """The four tables of an Ape-X Reverb server (see the module docstring), then
+  `extra_tables` (`reverb.Table`s a measurement adds, e.g. tools/apex_audit.py's)."""
   settings = settings or apex_replay()
   limiter = reverb.rate_limiters.SampleToInsertRatio(
       samples_per_insert=settings["samples_per_insert"],
@@ -113,7 +114,7 @@ def make_tables(layout, settings=None):
       name=replay_layout.STATS_TABLE, sampler=reverb.selectors.Fifo(),
       remover=reverb.selectors.Fifo(), max_size=_STATS_CAPACITY, max_times_sampled=1,
       rate_limiter=reverb.rate_limiters.MinSize(1))
-  return [replay, weights, stats, durability.make_table()]
+  return [replay, weights, stats, durability.make_table()] + list(extra_tables)
 
 
 class _NoCheckpointer:
@@ -124,7 +125,7 @@ class _NoCheckpointer:
 
 
 def start_server(layout, port=None, checkpoint_dir=None, settings=None,
-                 checkpoint_interval_s=0.0):
+                 checkpoint_interval_s=0.0, extra_tables=()):
   """Starts the Reverb server and publishes its durability marker; returns it
   (`server.port`, `server.stop()`).
 
@@ -135,6 +136,7 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None,
     checkpoint_interval_s: the period `keep_serving` will checkpoint at (0: not
       periodically); the marker tells the actors (nothing is kept for a replay that does
       not checkpoint periodically).
+    extra_tables: more tables beside Ape-X's (`make_tables`), checkpointed with them.
   """
   if port is not None:
     processes.check_port_free(port)
@@ -145,7 +147,7 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None,
     if not restoring:
       logging.info("No replay checkpoint in %s: the replay starts empty.", checkpoint_dir)
   try:
-    server = _server(layout, port, checkpoint_dir, settings)
+    server = _server(layout, port, checkpoint_dir, settings, extra_tables)
   except RuntimeError as e:
     if not restoring:
       raise
@@ -155,7 +157,7 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None,
     logging.error("The replay checkpoint in %s cannot be restored (%s); moved to %s. The "
                   "replay starts empty.", checkpoint_dir, e, aside)
     restoring = False
-    server = _server(layout, port, checkpoint_dir, settings)
+    server = _server(layout, port, checkpoint_dir, settings, extra_tables)
   logging.info("Reverb server on port %d: %s, replay %s", server.port, layout,
                settings or apex_replay())
   client = reverb.Client("127.0.0.1:%d" % server.port)
@@ -172,13 +174,14 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None,
   return server
 
 
-def _server(layout, port, checkpoint_dir, settings):
+def _server(layout, port, checkpoint_dir, settings, extra_tables):
   if checkpoint_dir:
     os.makedirs(checkpoint_dir, exist_ok=True)
     checkpointer = checkpointers.DefaultCheckpointer(os.path.abspath(checkpoint_dir))
   else:
     checkpointer = _NoCheckpointer()
-  return reverb.Server(tables=make_tables(layout, settings), port=port, checkpointer=checkpointer)
+  return reverb.Server(tables=make_tables(layout, settings, extra_tables), port=port,
+                       checkpointer=checkpointer)
 
 
 def set_aside(checkpoint_dir):

@@ -187,15 +187,22 @@ class TransitionWriter:
   """
 
   def __init__(self, client, layout, num_envs, table=REPLAY_TABLE, chunk_length=16,
-               check_frame_shift=True, retain=False):
+               check_frame_shift=True, retain=False, audit_table=None):
     """`retain`: also keep each item as a record (`take_kept`) that `resend` can write
     again, for the actor's retention (`retention.py`): (its stream, priority, its frames,
-    its transition row), the frames shared between the items of a stream (copied once per
-    step), so a kept Atari item costs about one frame. Stream `num_envs` is `resend`'s."""
+    its transition row, its id), the frames shared between the items of a stream (copied
+    once per step), so a kept Atari item costs about one frame. Stream `num_envs` is
+    `resend`'s.
+
+    `audit_table` (measurements only, tools/apex_audit.py): each item's carrier step also
+    carries its int64 `id` (`write`'s `ids`) in an `id` column, and an item of
+    `audit_table` references it, written with the replay item (resent with it too); the
+    replay item references the layout's columns only (its signature is unchanged)."""
     self.layout = layout
     self._client = client
     self.retain = bool(retain)
     self.keep_items = self.retain     # records made (the retention turns it off while idle)
+    self.audit_table = audit_table
     self._kept = []
     self._resender = None
     self.num_envs = int(num_envs)
@@ -230,12 +237,12 @@ class TransitionWriter:
     step_type = np.asarray(step_type)
     return self._positions + np.where(step_type == n_step.FIRST, self.layout.stack - 1, 0)
 
-  def write(self, step_type, observations, transitions, priorities):
+  def write(self, step_type, observations, transitions, priorities, ids=None):
     """Appends this step's frames, then creates one item per completed transition.
 
     step_type [B]; observations [B, *obs_shape]; transitions: `n_step.Transitions`
     completed at this step (their `start_id`/`next_id` are stream positions from
-    `observation_ids`); priorities [M] (float).
+    `observation_ids`); priorities [M] (float); ids [M] (int64, with `audit_table`).
     """
     step_type = np.asarray(step_type)
     newest = self.layout.newest_frames(observations)
@@ -267,6 +274,8 @@ class TransitionWriter:
         steps[first_carrier + j]["transition"] = self.layout.transition_row(
             transitions.action[i], transitions.reward[i], transitions.discount[i],
             transitions.length[i])
+        if self.audit_table is not None:
+          steps[first_carrier + j]["id"] = np.int64(ids[i])
       for step in steps:
         writer.append(step)
       if self.retain:
@@ -275,7 +284,7 @@ class TransitionWriter:
       self._positions[e] += len(steps)
       frames += len(steps)
       if hi > lo:
-        self._create_items(writer, base, first_carrier, transitions, priorities, lo, hi)
+        self._create_items(writer, base, first_carrier, transitions, priorities, lo, hi, ids)
         items += hi - lo
     self.items_written += items
     self.frames_written += frames
@@ -313,7 +322,8 @@ class TransitionWriter:
         self._histories[e] = history
     return history
 
-  def _create_items(self, writer, base, first_carrier, transitions, priorities, lo, hi):
+  def _create_items(self, writer, base, first_carrier, transitions, priorities, lo, hi,
+                    ids=None):
     history = self._history(int(transitions.env[lo]))
     total = int(self._positions[transitions.env[lo]])
     s, n = self.layout.stack, self.layout.n_step
@@ -324,13 +334,16 @@ class TransitionWriter:
       frames = history["frame"][start:stop] if stop < 0 else history["frame"][start:]
       writer.create_item(self.table, float(priorities[i]),
                          {"frames": frames, "transition": history["transition"][carrier]})
+      if self.audit_table is not None:
+        writer.create_item(self.audit_table, 1.0, {"id": history["id"][carrier]})
       if self.keep_items:
         recent = list(self._recent[int(transitions.env[i])])
         self._kept.append((int(transitions.env[i]), float(priorities[i]),
                            tuple(recent[start:stop] if stop < 0 else recent[start:]),
                            self.layout.transition_row(
                                transitions.action[i], transitions.reward[i],
-                               transitions.discount[i], transitions.length[i])))
+                               transitions.discount[i], transitions.length[i]),
+                           None if ids is None else int(ids[i])))
 
   def take_kept(self):
     """The records of the items written since the last call (with `retain`)."""
@@ -344,12 +357,17 @@ class TransitionWriter:
     if self._resender is None:
       self._resender = self._client.trajectory_writer(num_keep_alive_refs=1)
     written = []
-    for _, priority, frames, row in records:
-      self._resender.append({"frames": np.stack(frames), "transition": row})
+    for _, priority, frames, row, item_id in records:
+      step = {"frames": np.stack(frames), "transition": row}
+      if self.audit_table is not None:
+        step["id"] = np.int64(item_id)
+      self._resender.append(step)
       history = self._resender.history
       self._resender.create_item(self.table, priority, {
           "frames": history["frames"][-1], "transition": history["transition"][-1]})
-      written.append((self.num_envs, priority, frames, row))
+      if self.audit_table is not None:
+        self._resender.create_item(self.audit_table, 1.0, {"id": history["id"][-1]})
+      written.append((self.num_envs, priority, frames, row, item_id))
     return written
 
   def unconfirmed(self, most):
