@@ -3,7 +3,7 @@
 Layers, from the bottom (a module may import its own layer or the layers below it, never
 one above):
   0  paac_tf.errors                                   user-facing errors
-  1  paac_tf.envs, paac_tf.networks, paac_tf.bookkeeping  environments, Keras models, a run's bookkeeping
+  1  paac_tf.envs, paac_tf.networks, paac_tf.bookkeeping  environments, Keras models, run books
   2  paac_tf.algorithms                               the algorithm seam (registry, base) and
                                                       one package per algorithm: its model,
                                                       acting, loss or learner step, policy
