@@ -108,6 +108,24 @@ def test_a_run_stopped_by_a_signal_before_its_stage_is_resumed(tmp_path, monkeyp
   assert detail == "stopped at agent step 5200 (newest checkpoint); next stage 10000"
 
 
+def test_a_stage_published_from_another_checkout_is_not_published_again(tmp_path,
+                                                                         monkeypatch):
+  """The driver's checkout has no results/<name>/run_info.json (it is older than the
+  publication); the run directory's campaign.json records the stage as published, so the
+  stopped run resumes instead of being published at its newest checkpoint."""
+  plan = _stopped_at_target(tmp_path)
+  monkeypatch.setattr(campaign, "published_steps", lambda r: 0)
+  state_path = tmp_path / "alone" / campaign.RUN_STATE
+  state = json.loads(state_path.read_text())
+  state["history"][0]["reason"] = "signal"
+  state["published"] = [{"step": 1000, "at": STARTED, "returncode": 0}]
+  state_path.write_text(json.dumps(state))
+  assert campaign.status_of(plan, plan["runs"][0])[0] == "stopped"
+  state["published"][0]["returncode"] = 1        # a failed publication does not count
+  state_path.write_text(json.dumps(state))
+  assert campaign.status_of(plan, plan["runs"][0])[0] == "trained"
+
+
 def _runs(*specs):
   """Plan runs named a, b, ...: spec is (status, alone)."""
   runs = [{"name": chr(ord("a") + i), "alone": alone} for i, (_, alone) in enumerate(specs)]

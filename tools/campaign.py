@@ -113,6 +113,14 @@ def published_steps(run):
   return int(published_info(run).get("agent_steps") or 0)
 
 
+def recorded_published(state):
+  """The highest stage the run directory's campaign.json records as published (exit 0), or
+  0: a driver started from a checkout older than that publication has no run_info.json for
+  it, and would take the run's newest checkpoint for a stage to publish."""
+  return max((int(p["step"]) for p in state.get("published", []) if p.get("returncode") == 0),
+             default=0)
+
+
 # Runs of commits before last_stop.json: the last line their training process logged.
 STOP_LINE = re.compile(r"[Ss]topped \((\w+)\) at agent step \d+")
 
@@ -156,7 +164,7 @@ def status_of(plan, run):
   final = run["stages"][-1]
   if state.get("pid") and alive(state["pid"], directory):
     return "running", "agent step %d of %d (newest checkpoint)" % (step, final)
-  published = published_steps(run)
+  published = max(published_steps(run), recorded_published(state))
   target = target_step(state, run)
   stages = [s for s in run["stages"] if not target or s < target] + ([target] if target else [])
   if published >= stages[-1]:
