@@ -97,13 +97,8 @@ def test_synthetic_actors_ids_are_all_held_once():
                                           50.0, offset=i, index=10 + i, audit=True)
             for i in range(2)]
   try:
-    stop = threading.Event()
-    deadline = time.monotonic() + 2.0
-    threads = [threading.Thread(target=a.run, args=(stop, deadline)) for a in actors]
-    for t in threads:
-      t.start()
-    for t in threads:
-      t.join(timeout=30)
+    apex_synthetic.run_until(actors, threading.Event(), time.monotonic() + 2.0,
+                              grace_s=28.0)
     assert [a.error for a in actors] == [None, None]
     client = reverb.Client(address)
     replay_size = client.server_info()[replay_layout.REPLAY_TABLE].current_size

@@ -92,13 +92,8 @@ def test_synthetic_actors_write_real_items_at_their_rate(server):
   recording = apex_synthetic.record("mujoco", steps=50)
   actors = [apex_synthetic.SyntheticActor(reverb.Client(server), server, layout, recording,
                                           50.0, offset=i) for i in range(2)]
-  stop = threading.Event()
-  deadline = time.monotonic() + 2.0
-  threads = [threading.Thread(target=a.run, args=(stop, deadline)) for a in actors]
-  for t in threads:
-    t.start()
-  for t in threads:
-    t.join(timeout=30)
+  apex_synthetic.run_until(actors, threading.Event(), time.monotonic() + 2.0,
+                            grace_s=28.0)
   for a in actors:
     assert a.error is None
     assert 70 <= a.steps <= 110       # 50 steps/s for 2 s

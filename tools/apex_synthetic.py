@@ -215,6 +215,19 @@ def wait_for_go(ready_file, go_file, timeout_s=600.0):
 
 
 
+def run_until(actors, stop, deadline, grace_s=60.0):
+  """Runs each actor's loop (`SyntheticActor.run`) on a thread of its own until `deadline`
+  (time.monotonic()) or `stop`; returns the threads once all have ended, or `grace_s`
+  after the deadline (those still alive are stuck)."""
+  threads = [threading.Thread(target=a.run, args=(stop, deadline), daemon=True)
+             for a in actors]
+  for thread in threads:
+    thread.start()
+  for thread in threads:
+    thread.join(timeout=max(1.0, deadline - time.monotonic() + grace_s))
+  return threads
+
+
 def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
                pull_weights=True, seed=0, ready_file=None, go_file=None,
                server_timeout_s=300.0, retain_items=100_000, first_index=0, audit=False):
@@ -241,12 +254,7 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
   stop = threading.Event()
   start, cpu0 = time.monotonic(), apex_measurements.cpu_seconds([os.getpid()])
   deadline = start + float(seconds)
-  threads = [threading.Thread(target=a.run, args=(stop, deadline), daemon=True)
-             for a in actors]
-  for thread in threads:
-    thread.start()
-  for thread in threads:
-    thread.join(timeout=max(1.0, deadline - time.monotonic() + 60))
+  threads = run_until(actors, stop, deadline)
   stop.set()
   elapsed = min(time.monotonic(), deadline) - start
   cpu = apex_measurements.cpu_seconds([os.getpid()]) - cpu0
