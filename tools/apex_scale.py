@@ -71,11 +71,13 @@ def _cpu(pids):
 
 def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, work_dir,
             setup_timeout_s=600.0, partition_s=0.0, launcher="plain", replay_loss_s=0.0,
-            checkpoint_interval_s=10.0):
+            checkpoint_interval_s=10.0, cut_after_checkpoint_s=0.0):
   """N synthetic actors, the sampler and the replay for one window; returns the results.
   With `partition_s`, host a2 (half the actors' processes) is cut off for that long from
   a third of the window on (its link down). With `replay_loss_s` (Ray launcher), the
-  replay host is lost 40% into the window and restored that long after."""
+  replay host is lost 40% into the window and restored that long after; with
+  `cut_after_checkpoint_s` too, it is lost that long after the next checkpoint the replay
+  completes from then on (so that the lost server holds items its checkpoint does not)."""
   run_dir = os.path.join(work_dir, "n%d" % count)
   os.makedirs(run_dir)
   replay_host = "replay" if launcher == "ray" else "head"
@@ -136,7 +138,13 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
     partition = loss = None
     if replay_loss_s > 0:
       time.sleep(0.4 * seconds)
+      if cut_after_checkpoint_s > 0:
+        done = apex_scale_ray.wait_for_checkpoint(os.path.join(run_dir, "replay.log"),
+                                                  3 * checkpoint_interval_s + 120)
+        time.sleep(cut_after_checkpoint_s)
       loss = apex_scale_ray.lose_replay(hosts, os.path.join(run_dir, "replay_probe.log"))
+      if cut_after_checkpoint_s > 0:
+        loss["after_checkpoint_done"] = loss["cut"] - done
       time.sleep(max(0.0, loss["cut"] + replay_loss_s - time.time()))
       restored_at, procs["replay_restored"] = apex_scale_ray.restore_replay(
           hosts, serve, os.path.join(run_dir, "replay_restored.log"))
@@ -186,6 +194,9 @@ def one_run(hosts, ch, count, rate, seconds, threads_per_process, layout_name, w
   if loss:
     row.update(apex_scale_ray.loss_effects(run_dir, loss, restored_at, final, start + seconds),
                loss_at_s=loss["cut"] - start, checkpoint_interval_s=checkpoint_interval_s)
+    if cut_after_checkpoint_s > 0:
+      row.update(cut_after_checkpoint_s=cut_after_checkpoint_s,
+                 cut_s_after_checkpoint_done=loss["after_checkpoint_done"])
     row.update(apex_scale_ray.audit_effects(run_dir, loss["cut"], restored_at))
   return row
 
@@ -264,7 +275,8 @@ def collect(run_dir, count, processes, rate, start, seconds, replay_cpu_s=None):
 
 
 def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_name="atari",
-        partition_s=0.0, launcher="plain", replay_loss_s=0.0, checkpoint_interval_s=10.0):
+        partition_s=0.0, launcher="plain", replay_loss_s=0.0, checkpoint_interval_s=10.0,
+        cut_after_checkpoint_s=0.0):
   """One window per number of actors on the same hosts; returns the result rows."""
   ch = _cluster_hosts()
   reason = ch.unavailable()
@@ -282,7 +294,8 @@ def run(counts, rate=PAPER_RATE, seconds=30.0, threads_per_process=45, layout_na
       rows.append(one_run(hosts, ch, int(count), rate, seconds, threads_per_process,
                           layout_name, hosts.dir, partition_s=partition_s,
                           launcher=launcher, replay_loss_s=replay_loss_s,
-                          checkpoint_interval_s=checkpoint_interval_s))
+                          checkpoint_interval_s=checkpoint_interval_s,
+                          cut_after_checkpoint_s=cut_after_checkpoint_s))
       print(json.dumps(rows[-1]), flush=True)
   finally:
     left = hosts.close()
@@ -385,6 +398,10 @@ def _define_flags():
                      "into each window and restore it from its checkpoint this long after.")
   flags.DEFINE_float("checkpoint_interval_s", 10.0, "The replay's checkpoint period with "
                      "--replay_loss_s.")
+  flags.DEFINE_float("cut_after_checkpoint_s", 0.0, "With --replay_loss_s: lose the replay "
+                     "host this long after the first checkpoint it completes from 40%% into "
+                     "the window on (0: at 40%%), so that the lost server holds items its "
+                     "checkpoint does not (faults.json's 'replay_loss_after_checkpoint').")
   flags.DEFINE_string("conditions", "", "What else ran meanwhile (for the markdown), e.g. "
                       "'training run paused'.")
   flags.DEFINE_string("out_dir", None, "Write scale.json (scale_ray.json; faults.json with "
@@ -399,16 +416,20 @@ def main(argv):
     raise errors.UserError("--actors takes integers, got %s" % FLAGS.actors) from None
   if not counts or min(counts) < 1 or FLAGS.rate <= 0 or FLAGS.seconds <= 0:
     raise errors.UserError("--actors, --rate and --seconds must be positive.")
+  if FLAGS.replay_loss_s > 0 and FLAGS.launcher != "ray":
+    raise errors.UserError("--replay_loss_s needs --launcher=ray (the replay's own host).")
+  if FLAGS.cut_after_checkpoint_s < 0 or (FLAGS.cut_after_checkpoint_s > 0
+                                          and FLAGS.replay_loss_s <= 0):
+    raise errors.UserError("--cut_after_checkpoint_s must be >= 0 and needs --replay_loss_s.")
   # Lazy: apex_capacity loads TensorFlow, which this driver does not need before here.
   from tools import apex_capacity  # pylint: disable=import-outside-toplevel
   load0 = os.getloadavg()
-  if FLAGS.replay_loss_s > 0 and FLAGS.launcher != "ray":
-    raise errors.UserError("--replay_loss_s needs --launcher=ray (the replay's own host).")
   try:
     rows = run(counts, FLAGS.rate, FLAGS.seconds, FLAGS.threads_per_process,
                partition_s=FLAGS.partition_s, launcher=FLAGS.launcher,
                replay_loss_s=FLAGS.replay_loss_s,
-               checkpoint_interval_s=FLAGS.checkpoint_interval_s)
+               checkpoint_interval_s=FLAGS.checkpoint_interval_s,
+               cut_after_checkpoint_s=FLAGS.cut_after_checkpoint_s)
   except RuntimeError as e:
     raise errors.UserError(str(e)) from None
   if FLAGS.out_dir:
@@ -428,7 +449,8 @@ def write_results(out_dir, rows, provenance):
   launcher's rows found in `out_dir`; with a fault and the Ray launcher, faults.json/md
   instead (one entry per kind of fault, kept across runs)."""
   os.makedirs(out_dir, exist_ok=True)
-  fault = ("replay_loss" if rows[0].get("replay_loss_s") else
+  fault = ("replay_loss_after_checkpoint" if rows[0].get("cut_after_checkpoint_s") else
+           "replay_loss" if rows[0].get("replay_loss_s") else
            "partition" if rows[0].get("partition_s") else None)
   if fault and rows[0]["launcher"] == "ray":
     path = os.path.join(out_dir, "faults.json")

@@ -19,6 +19,7 @@ checkpoint (`replay.keep_serving` writes one every `checkpoint_interval_s`).
 `loss_effects` counts what was created, confirmed and lost; `audit_effects` counts lost
 and duplicated items exactly, by their ids (tools/apex_audit.py).
 """
+import datetime
 import json
 import os
 import sys
@@ -132,6 +133,39 @@ def lose_replay(hosts, probe_log):
   return {"cut": cut, "at_cut": at_cut, "killed": time.time(), "pids": len(pids)}
 
 
+def checkpoint_times(log_path):
+  """When each checkpoint that a replay's log says it completed began (time.time()), oldest
+  first: Reverb names a checkpoint's directory by the time its Save began, just before it
+  snapshots the tables ('Replay checkpoint: <dir>/2026-12-06T07:00:32.350463778+00:00 ...',
+  `replay.keep_serving`). Everything confirmed before that time is inside it."""
+  times = []
+  with open(log_path, errors="replace") as f:
+    for line in f:
+      if "Replay checkpoint: " in line:
+        stamp = line.split("Replay checkpoint: ")[1].split()[0].rstrip("/").rsplit("/", 1)[-1]
+        day, clock = stamp.split("+")[0].split("T")
+        whole, _, fraction = clock.partition(".")
+        began = datetime.datetime.strptime(day + "T" + whole, "%Y-%m-%dT%H:%M:%S").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        times.append(began + float("0." + (fraction or "0")))
+  return times
+
+
+def wait_for_checkpoint(log_path, timeout_s):
+  """Waits until a replay's log says one more checkpoint completed than when called;
+  returns time.time() then (polled every 0.1 s). RuntimeError after `timeout_s`."""
+  def completed():
+    with open(log_path, errors="replace") as f:
+      return sum("Replay checkpoint: " in line for line in f)
+  before, deadline = completed(), time.monotonic() + timeout_s
+  while completed() <= before:
+    if time.monotonic() > deadline:
+      raise RuntimeError("The replay completed no checkpoint in %.0f s: see %s" % (
+          timeout_s, log_path))
+    time.sleep(0.1)
+  return time.time()
+
+
 def restore_replay(hosts, serve_argv, log_path):
   """The replay host back: link up, the replay started again (restores its checkpoint)."""
   hosts.set_link("replay", True)
@@ -161,6 +195,7 @@ def loss_effects(run_dir, loss, restored_at, final, end):
   with open(os.path.join(run_dir, "sampler.json")) as f:
     sampler = json.load(f)
   restored = restored_size(os.path.join(run_dir, "replay_restored.log"))
+  began = checkpoint_times(os.path.join(run_dir, "replay.log"))
   after_checkpoint = loss["at_cut"]["size"] - restored
   missing = created - final["size"]
   maybe_duplicates = kept.get("maybe_duplicates", 0)
@@ -170,6 +205,8 @@ def loss_effects(run_dir, loss, restored_at, final, end):
           "held_by_lost_server": loss["at_cut"]["size"], "restored_from_checkpoint": restored,
           "held_at_end": final["size"], "inserted_by_restored_server": final["size"] - restored,
           "confirmed_after_checkpoint": after_checkpoint,
+          "lost_server_checkpoints": len(began),
+          "last_checkpoint_began_s_before_cut": loss["cut"] - began[-1] if began else None,
           "items_missing": missing, "items_lost_at_least": max(0, missing),
           "items_lost_at_most": max(0, missing + maybe_duplicates),
           "duplicates_at_least": max(0, -missing),
@@ -291,7 +328,8 @@ def _lost(r):
 
 
 def faults_table(faults, checkpoint_note):
-  """faults.md's body from faults.json's {'partition': row, 'replay_loss': row}."""
+  """faults.md's body from faults.json's {'partition': row, 'replay_loss': row,
+  'replay_loss_after_checkpoint': row}."""
   lines = []
   p = faults.get("partition")
   if p:
@@ -307,67 +345,86 @@ def faults_table(faults, checkpoint_note):
                   p["batches_before"], p["batches_during"], p["batches_after"]),
               "| longest write + flush of an actor | %.1f s |" % p["write_s_max"],
               "| actor errors | %d |" % len(p["actor_errors"]), ""]
-  r = faults.get("replay_loss")
-  if r:
-    lines += ["## Replay host lost and restored", "",
-              "`%s`: %d synthetic actors as Ray actors; at %.0f s into the %g s window the "
-              "replay host's link goes down and its %d processes are killed; %.1f s after "
-              "the cut the link is up and the replay is started again from its checkpoint "
-              "directory (checkpoints every %g s)." % (
-                  r["command"], r["actors"], r["loss_at_s"], r["seconds"],
-                  r["processes_killed"], r["replay_loss_s"], r["checkpoint_interval_s"]),
-              "", "| | value |", "|---|---|",
-              "| items created by the actors | %s |" % _f(r["items_created"]),
-              "| held by the lost server at the cut | %s |" % _f(r["held_by_lost_server"]),
-              "| restored from its last checkpoint | %s |" % _f(r["restored_from_checkpoint"]),
-              "| inserted into the restored server | %s |" % _f(
-                  r["inserted_by_restored_server"]),
-              "| held at the end | %s |" % _f(r["held_at_end"]),
-              "| confirmed by the lost server after its last checkpoint | %s |" % _f(
-                  r["confirmed_after_checkpoint"]),
-              "| unconfirmed at the cut, sent again by Reverb's writers | %s |" % _f(
-                  r["left_to_writer"]),
-              "| resent by the actors' retention | %s |" % _f(r["resent"]),
-              "| of them possibly held already (an upper bound on duplicates) | %s |" % _f(
-                  r["maybe_duplicates"]),
-              "| dropped by the retention's bound | %s |" % _f(r["retention_overflowed"]),
-              "| created - held at the end | %s |" % _f(r["items_missing"]),
-              "| items lost%s | %s |" % (
-                  " (bounds from these counts)" if "items_lost_exact" in r else "", _lost(r))]
-    if "items_lost_exact" in r:
-      lines += ["| ids created / held at the end (distinct) / held, not created | %s / %s "
-                "(%s) / %s |" % (_f(r["audit_created"]), _f(r["audit_held"]),
-                                 _f(r["audit_distinct_held"]), _f(r["audit_unknown"])),
-                "| items lost, exactly (ids created, not held) | %s |" % _f(
-                    r["items_lost_exact"]),
-                "| of them created | %s |" % _when(r["lost_when"]),
-                "| actors that lost items / the most one lost / created from .. to .. s "
-                "after the cut | %s |" % _lost_actors(r["lost_by_actor"]),
-                "| duplicates, exactly (copies beyond the first) | %s |" % _f(
-                    r["duplicates_exact"]),
-                "| of them created | %s |" % _when(r["duplicates_when"])]
-    lines += [
-              "| actor reconnects / sampler reconnects | %d / %d |" % (
-                  r["actor_reconnects"], r["sampler_reconnects"]),
-              "| sampler's first batch after the restart | %s s |" % _f(
-                  r["sampler_resumed_s_after_restore"], 1),
-              "| sampler batches before / during / after the outage | %d / %d / %d |" % (
-                  r["batches_before"], r["batches_during"], r["batches_after"]),
-              "| actor errors | %d |" % len(r["actor_errors"]), "",
-              "Held at the end = created - lost + duplicates; each actor keeps what it wrote "
-              "until a completed checkpoint holds it and writes it again into a replay "
-              "restarted from an older checkpoint (runners/apex/retention.py), counting "
-              "what it resent and, of that, what the restored server may have held already "
-              "(confirmed while the checkpoint ran, or around the restart). So the items "
-              "lost are between max(0, created - held) and created - held + that bound. "
-              + ("Every item also carries an id (its actor's number and its sequence in it) "
-                 "into an audit table checkpointed with the replay (tools/apex_audit.py); "
-                 "drained at the end, it gives the items lost and duplicated exactly (ids "
-                 "held: %s audit items against %s replay items at the end). " % (
-                     _f(r["audit_held"]), _f(r["audit_replay_size"]))
-                 if "items_lost_exact" in r else "")
-              + "%s" % checkpoint_note, ""]
+  for key, heading in REPLAY_LOSSES:
+    if faults.get(key):
+      lines += replay_loss_section(faults[key], heading, checkpoint_note)
   return "\n".join(lines)
+
+
+# faults.json's replay-loss rows and their headings in faults.md.
+REPLAY_LOSSES = (("replay_loss", "Replay host lost and restored"),
+                 ("replay_loss_after_checkpoint",
+                  "Replay host lost a set time after a checkpoint, and restored"))
+
+
+def replay_loss_section(r, heading, checkpoint_note):
+  """faults.md's lines for one replay-loss row (`one_run` with `replay_loss_s`)."""
+  timing = ""
+  if r.get("cut_after_checkpoint_s"):
+    timing = (" (%.1f s after the replay's log said a checkpoint completed, "
+              "`--cut_after_checkpoint_s`)" % r["cut_s_after_checkpoint_done"])
+  lines = ["## %s" % heading, "",
+           "`%s`: %d synthetic actors as Ray actors; at %.0f s into the %g s window%s the "
+           "replay host's link goes down and its %d processes are killed; %.1f s after "
+           "the cut the link is up and the replay is started again from its checkpoint "
+           "directory (checkpoints every %g s)." % (
+               r["command"], r["actors"], r["loss_at_s"], r["seconds"], timing,
+               r["processes_killed"], r["replay_loss_s"], r["checkpoint_interval_s"]),
+           "", "| | value |", "|---|---|",
+           "| items created by the actors | %s |" % _f(r["items_created"]),
+           "| held by the lost server at the cut | %s |" % _f(r["held_by_lost_server"]),
+           "| restored from its last checkpoint | %s |" % _f(r["restored_from_checkpoint"]),
+           "| inserted into the restored server | %s |" % _f(r["inserted_by_restored_server"]),
+           "| held at the end | %s |" % _f(r["held_at_end"]),
+           "| confirmed by the lost server after its last checkpoint | %s |" % _f(
+               r["confirmed_after_checkpoint"])]
+  if r.get("lost_server_checkpoints") is not None:
+    began = r["last_checkpoint_began_s_before_cut"]
+    lines.append("| checkpoints the lost server completed / the last began .. s before the "
+                 "cut | %d / %s |" % (r["lost_server_checkpoints"],
+                                      "-" if began is None else _f(began, 1)))
+  lines += ["| unconfirmed at the cut, sent again by Reverb's writers | %s |" % _f(
+                r["left_to_writer"]),
+            "| resent by the actors' retention | %s |" % _f(r["resent"]),
+            "| of them possibly held already (an upper bound on duplicates) | %s |" % _f(
+                r["maybe_duplicates"]),
+            "| dropped by the retention's bound | %s |" % _f(r["retention_overflowed"]),
+            "| created - held at the end | %s |" % _f(r["items_missing"]),
+            "| items lost%s | %s |" % (
+                " (bounds from these counts)" if "items_lost_exact" in r else "", _lost(r))]
+  if "items_lost_exact" in r:
+    lines += ["| ids created / held at the end (distinct) / held, not created | %s / %s "
+              "(%s) / %s |" % (_f(r["audit_created"]), _f(r["audit_held"]),
+                               _f(r["audit_distinct_held"]), _f(r["audit_unknown"])),
+              "| items lost, exactly (ids created, not held) | %s |" % _f(
+                  r["items_lost_exact"]),
+              "| of them created | %s |" % _when(r["lost_when"]),
+              "| actors that lost items / the most one lost / created from .. to .. s "
+              "after the cut | %s |" % _lost_actors(r["lost_by_actor"]),
+              "| duplicates, exactly (copies beyond the first) | %s |" % _f(
+                  r["duplicates_exact"]),
+              "| of them created | %s |" % _when(r["duplicates_when"])]
+  lines += ["| actor reconnects / sampler reconnects | %d / %d |" % (
+                r["actor_reconnects"], r["sampler_reconnects"]),
+            "| sampler's first batch after the restart | %s s |" % _f(
+                r["sampler_resumed_s_after_restore"], 1),
+            "| sampler batches before / during / after the outage | %d / %d / %d |" % (
+                r["batches_before"], r["batches_during"], r["batches_after"]),
+            "| actor errors | %d |" % len(r["actor_errors"]), "",
+            "Held at the end = created - lost + duplicates; each actor keeps what it wrote "
+            "until a completed checkpoint holds it and writes it again into a replay "
+            "restarted from an older checkpoint (runners/apex/retention.py), counting "
+            "what it resent and, of that, what the restored server may have held already "
+            "(confirmed while the checkpoint ran, or around the restart). So the items "
+            "lost are between max(0, created - held) and created - held + that bound. "
+            + ("Every item also carries an id (its actor's number and its sequence in it) "
+               "into an audit table checkpointed with the replay (tools/apex_audit.py); "
+               "drained at the end, it gives the items lost and duplicated exactly (ids "
+               "held: %s audit items against %s replay items at the end). " % (
+                   _f(r["audit_held"]), _f(r["audit_replay_size"]))
+               if "items_lost_exact" in r else "")
+            + checkpoint_note, ""]
+  return lines
 
 
 if __name__ == "__main__":
