@@ -99,7 +99,15 @@ def _loss_row(**extra):
 def test_faults_table_keeps_both_replay_losses_and_the_checkpoint_timing():
   old = _loss_row()       # a row of before the checkpoint timing was recorded
   timed = _loss_row(cut_after_checkpoint_s=5.0, cut_s_after_checkpoint_done=5.4,
-                    lost_server_checkpoints=4, last_checkpoint_began_s_before_cut=7.25)
+                    lost_server_checkpoints=4, last_checkpoint_began_s_before_cut=7.25,
+                    audit_created=1000, audit_held=990, audit_distinct_held=980,
+                    audit_unknown=0, audit_replay_size=1000, items_lost_exact=20,
+                    duplicates_exact=10, lost_beyond_unconfirmed=0, replay_minus_audit=10,
+                    lost_when={"before_cut": 18, "during_outage": 2, "after_restore": 0,
+                               "unknown_time": 0},
+                    duplicates_when={"before_cut": 10, "during_outage": 0,
+                                     "after_restore": 0, "unknown_time": 0},
+                    lost_by_actor={"3": [12, 100, 111, -0.5, 0.1], "7": [8, 90, 97, -0.2, 0.0]})
   text = apex_scale_ray.faults_table(
       {"replay_loss": old, "replay_loss_after_checkpoint": timed}, "NOTE")
   first, second = text.split("## Replay host lost a set time after a checkpoint")
@@ -109,6 +117,15 @@ def test_faults_table_keeps_both_replay_losses_and_the_checkpoint_timing():
   assert "| checkpoints the lost server completed / the last began .. s before the cut " \
          "| 4 / 7.2 |" in second
   assert "| resent by the actors' retention | 100 |" in second
+  assert "| items lost, by their ids (created, not held) | 20 |" in second
+  assert "| of them created | 18 before the cut / 2 during the outage / 0 after the " \
+         "restart |" in second
+  assert "| actors that lost items / the most one lost / created from .. to .. s after " \
+         "the cut | 2 / 12 / -0.5 to 0.1 |" in second
+  assert "| lost beyond what each actor's writer had unconfirmed at the cut | 0 |" in second
+  assert "| replay items - audit items at the end (0: the ids count the replay exactly) " \
+         "| 10 |" in second
+  assert "here 990 audit items against 1,000 replay items" in second
   assert text.count("NOTE") == 2
 
 
@@ -150,6 +167,7 @@ def test_replay_host_lost_after_a_checkpoint_with_ray_actors(tmp_path):
   assert row["audit_created"] == row["items_created"] > 0
   assert row["items_lost_exact"] <= row["left_to_writer"]
   assert row["lost_when"]["after_restore"] == row["lost_when"]["unknown_time"] == 0
+  assert row["lost_beyond_unconfirmed"] == 0
   for _, _, _, first_t, last_t in row["lost_by_actor"].values():   # in flight at the cut
     assert -2.0 <= first_t <= last_t <= row["replay_loss_s"]
   assert row["duplicates_exact"] <= row["maybe_duplicates"] + row["left_to_writer"]
@@ -157,3 +175,11 @@ def test_replay_host_lost_after_a_checkpoint_with_ray_actors(tmp_path):
   assert "## Replay host lost a set time after a checkpoint" in (
       tmp_path / "faults.md").read_text()
   assert os.path.exists(tmp_path / "faults.json")
+
+
+def test_committed_faults_md_regenerates_from_faults_json():
+  results = os.path.join(apex_scale.REPO, "results", "apex_capacity")
+  with open(os.path.join(results, "faults.json")) as f:
+    faults = json.load(f)
+  with open(os.path.join(results, "faults.md")) as f:
+    assert f.read() == apex_scale_ray.faults_markdown(faults)

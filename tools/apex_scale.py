@@ -462,10 +462,7 @@ def write_results(out_dir, rows, provenance):
     with open(path, "w") as f:
       json.dump(faults, f, indent=2)
     with open(os.path.join(out_dir, "faults.md"), "w") as f:
-      f.write("# Faults with synthetic actors at scale (Ray launcher)\n\nMeasured on %s%s "
-              "(results in faults.json).\n\n" % (
-                  provenance["machine"], _conditions(provenance))
-              + apex_scale_ray.faults_table(faults, apex_scale_ray.CHECKPOINT_NOTE))
+      f.write(apex_scale_ray.faults_markdown(faults))
     return
   name = "scale_ray" if rows[0]["launcher"] == "ray" else "scale"
   with open(os.path.join(out_dir, name + ".json"), "w") as f:

@@ -17,7 +17,8 @@ process of it is killed (its counters at the cut: a probe on its loopback); late
 comes up and the replay is started again with the same command, so it restores its newest
 checkpoint (`replay.keep_serving` writes one every `checkpoint_interval_s`).
 `loss_effects` counts what was created, confirmed and lost; `audit_effects` counts lost
-and duplicated items exactly, by their ids (tools/apex_audit.py).
+and duplicated items by their ids (tools/apex_audit.py; exact where the replay and the
+audit table hold as many items).
 """
 import datetime
 import json
@@ -231,13 +232,14 @@ def audit_effects(run_dir, cut, restored_at):
   path = os.path.join(run_dir, "audit.json")
   if not os.path.exists(path):
     return {}
-  items, timelines = {}, {}
+  items, timelines, unconfirmed = {}, {}, {}
   for name in sorted(os.listdir(run_dir)):
     if name.startswith("actors") and name.endswith(".json"):
       with open(os.path.join(run_dir, name)) as f:
         audit = json.load(f).get("audit", {})
       items.update({int(k): v for k, v in audit.get("items", {}).items()})
       timelines.update({int(k): v for k, v in audit.get("timelines", {}).items()})
+      unconfirmed.update({int(k): v for k, v in audit.get("left_to_writer", {}).items()})
   with open(path) as f:
     drained = json.load(f)
   c = apex_audit.counts(items, drained["ids"])
@@ -256,7 +258,15 @@ def audit_effects(run_dir, cut, restored_at):
           "duplicates_exact": c["duplicates"],
           "lost_when": apex_audit.classify(c["lost_ids"], timelines, cut, restored_at),
           "duplicates_when": apex_audit.classify(repeated, timelines, cut, restored_at),
-          "lost_by_actor": lost_by_actor}
+          "lost_by_actor": lost_by_actor,
+          # Lost ids beyond what their actor's writer had unconfirmed at the cut (0: every
+          # lost item can have been in flight); and the replay's items less the audit's (the
+          # two tables are separate items, checkpointed one after the other: not 0 when
+          # they do not hold the same items).
+          "lost_beyond_unconfirmed": sum(max(0, entry[0] - unconfirmed.get(int(a), 0))
+                                         for a, entry in lost_by_actor.items())
+                                     if unconfirmed else None,
+          "replay_minus_audit": drained["replay_size"] - c["held"]}
 
 
 def _lost_actors(lost_by_actor):
@@ -327,6 +337,16 @@ def _lost(r):
   return "%s to %s" % (_f(r["items_lost_at_least"]), _f(r["items_lost_at_most"]))
 
 
+def faults_markdown(faults):
+  """faults.md from faults.json's rows (each with its provenance)."""
+  measured = sorted({(r["machine"], "; " + r["conditions"] if r.get("conditions") else "")
+                     for r in faults.values()})
+  where = ("Measured on %s%s" % measured[0] if len(measured) == 1 else
+           "Measured under the conditions each command states")
+  return ("# Faults with synthetic actors at scale (Ray launcher)\n\n%s (results in "
+          "faults.json).\n\n" % where + faults_table(faults, CHECKPOINT_NOTE))
+
+
 def faults_table(faults, checkpoint_note):
   """faults.md's body from faults.json's {'partition': row, 'replay_loss': row,
   'replay_loss_after_checkpoint': row}."""
@@ -383,7 +403,7 @@ def replay_loss_section(r, heading, checkpoint_note):
     lines.append("| checkpoints the lost server completed / the last began .. s before the "
                  "cut | %d / %s |" % (r["lost_server_checkpoints"],
                                       "-" if began is None else _f(began, 1)))
-  lines += ["| unconfirmed at the cut, sent again by Reverb's writers | %s |" % _f(
+  lines += ["| unconfirmed at the cut, left to Reverb's writers to send again | %s |" % _f(
                 r["left_to_writer"]),
             "| resent by the actors' retention | %s |" % _f(r["resent"]),
             "| of them possibly held already (an upper bound on duplicates) | %s |" % _f(
@@ -396,12 +416,17 @@ def replay_loss_section(r, heading, checkpoint_note):
     lines += ["| ids created / held at the end (distinct) / held, not created | %s / %s "
               "(%s) / %s |" % (_f(r["audit_created"]), _f(r["audit_held"]),
                                _f(r["audit_distinct_held"]), _f(r["audit_unknown"])),
-              "| items lost, exactly (ids created, not held) | %s |" % _f(
+              "| items lost, by their ids (created, not held) | %s |" % _f(
                   r["items_lost_exact"]),
               "| of them created | %s |" % _when(r["lost_when"]),
               "| actors that lost items / the most one lost / created from .. to .. s "
-              "after the cut | %s |" % _lost_actors(r["lost_by_actor"]),
-              "| duplicates, exactly (copies beyond the first) | %s |" % _f(
+              "after the cut | %s |" % _lost_actors(r["lost_by_actor"])]
+    if r.get("lost_beyond_unconfirmed") is not None:
+      lines += ["| lost beyond what each actor's writer had unconfirmed at the cut | %s |"
+                % _f(r["lost_beyond_unconfirmed"]),
+                "| replay items - audit items at the end (0: the ids count the replay "
+                "exactly) | %s |" % _f(r["replay_minus_audit"])]
+    lines += ["| duplicates, by their ids (copies beyond the first) | %s |" % _f(
                   r["duplicates_exact"]),
               "| of them created | %s |" % _when(r["duplicates_when"])]
   lines += ["| actor reconnects / sampler reconnects | %d / %d |" % (
@@ -419,8 +444,9 @@ def replay_loss_section(r, heading, checkpoint_note):
             "lost are between max(0, created - held) and created - held + that bound. "
             + ("Every item also carries an id (its actor's number and its sequence in it) "
                "into an audit table checkpointed with the replay (tools/apex_audit.py); "
-               "drained at the end, it gives the items lost and duplicated exactly (ids "
-               "held: %s audit items against %s replay items at the end). " % (
+               "drained at the end, it counts the items lost and duplicated by their ids, "
+               "exactly where the two tables hold as many items (here %s audit items "
+               "against %s replay items at the end). " % (
                    _f(r["audit_held"]), _f(r["audit_replay_size"]))
                if "items_lost_exact" in r else "")
             + checkpoint_note, ""]

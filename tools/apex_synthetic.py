@@ -275,7 +275,9 @@ def run_actors(address, layout_name, count, rate, seconds, weights_period=100,
   if audit:
     result["audit"] = {"items": {a.index: int(a.items) for a in actors},
                        "timelines": {a.index: a.timeline + [(time.time(), int(a.items))]
-                                     for a in actors}}
+                                     for a in actors},
+                       "left_to_writer": {a.index: int(a.flusher.counters().get(
+                           "left_to_writer", 0)) for a in actors}}
   for a in actors:
     a.close()
   return result
