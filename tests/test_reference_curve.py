@@ -39,7 +39,7 @@ def test_thin_keeps_first_and_last_evenly_spaced():
 
 
 @pytest.mark.parametrize("config_name,env,folder", [
-    ("atari.gin", "Qbert", "qbert_paac_reference"),
+    ("atari.gin", "Qbert", "qbert_paac_reference_80m"),   # 40M agent steps: the longest
     ("atari_fast.gin", "PongNoFrameskip-v4", "pong_paac_fast_alone"),   # 10M: the longest
     ("apex_dpg_small.gin", "HalfCheetah-v5", "halfcheetah_apex_dpg_small"),
     ("cartpole.gin", "CartPole-v1", None)])
