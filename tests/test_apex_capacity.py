@@ -221,8 +221,11 @@ def test_lost_replay_is_waited_for_and_restored(tmp_path, replay_children):
     thread = threading.Thread(target=actor.run, args=(stop, time.monotonic() + 12.0))
     thread.start()
     sampled = {}
+    # 18 s: the sampler notices the SIGKILL at once and probes again 1, 3, then 7 s later
+    # (`replay_client.ReplayRetry`), the last after the restore 3 s after the loss: it must
+    # still be sampling then, and after it.
     sampler = threading.Thread(target=lambda: sampled.update(apex_synthetic.run_sampler(
-        address, "mujoco", 12.0, batch_size=8, server_timeout_s=60)))
+        address, "mujoco", 18.0, batch_size=8, server_timeout_s=60)))
     sampler.start()
     time.sleep(2.0)
     saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
