@@ -51,6 +51,16 @@ def run_snippet_json(code, timeout, cwd=REPO):
 
 
 @pytest.fixture
+def replay_children(tmp_path):
+  """Replay servers the test runs as child processes (tests/replay_child.py), SIGKILLed at
+  its end if still running."""
+  import replay_child  # pylint: disable=import-outside-toplevel  (reverb: only where used)
+  children = replay_child.ReplayChildren(tmp_path)
+  yield children
+  children.kill_all()
+
+
+@pytest.fixture
 def no_new_children():
   """After the test, no child process it started is left (children that existed before,
   e.g. a multiprocessing fork server of another test file, are not its business)."""

@@ -14,6 +14,7 @@ import pytest
 from tools import apex_capacity
 from tools import apex_scale
 from tools import apex_synthetic
+import replay_child
 
 
 def test_rates_and_costs():
@@ -191,50 +192,51 @@ def test_partition_effects(tmp_path):
                      "batches_after": 2}
 
 
-def _free_port():
-  import socket   # pylint: disable=import-outside-toplevel
-  with socket.socket() as sock:
-    sock.bind(("127.0.0.1", 0))
-    return sock.getsockname()[1]
-
-
-def test_lost_replay_is_waited_for_and_restored(tmp_path):
+def test_lost_replay_is_waited_for_and_restored(tmp_path, replay_children):
   """A synthetic actor and the sampler go on after their replay server is killed and
   started again on its port from its checkpoint (the real replay's `keep_serving`
   checkpoints): the actor's writes wait and reconnect (replay_flush.ReplayFlush), the sampler
   reconnects; the restored server holds the checkpoint's items and gets the rest: what
   the lost server confirmed after the checkpoint is written again by the actor's retention
-  (nothing lost; duplicates at most as counted)."""
+  (nothing lost; duplicates at most as counted). The lost server is a child process,
+  SIGKILLed (a host lost; tests/replay_child.py), the restored one in this process (it
+  starts at once) is stopped once the actor and the sampler are done."""
   import reverb   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import durability   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay_layout   # pylint: disable=import-outside-toplevel
   layout = apex_synthetic.make_layout("mujoco")
   settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e15)
-  port, checkpoints = _free_port(), str(tmp_path / "checkpoint")
+  port, checkpoints = replay_child.free_port(), str(tmp_path / "checkpoint")
   address = "127.0.0.1:%d" % port
-  server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
-                               settings=settings, checkpoint_interval_s=10)
-  actor = apex_synthetic.SyntheticActor(reverb.Client(address), address, layout,
-                                        apex_synthetic.record("mujoco", steps=50), 40.0)
+  # The same settings as `settings`. Its marker says it checkpoints (actors keep what they
+  # write), but not within the test: the one checkpoint is the test's, below.
+  lost = replay_children.start(replay_child.synthetic_serve(
+      port, "mujoco", settings["capacity"], checkpoints, checkpoint_interval_s=3600), address)
+  server, actor, thread, sampler = None, None, None, None
   stop = threading.Event()
-  thread = threading.Thread(target=actor.run, args=(stop, time.monotonic() + 12.0))
-  thread.start()
-  sampled = {}
-  sampler = threading.Thread(target=lambda: sampled.update(apex_synthetic.run_sampler(
-      address, "mujoco", 12.0, batch_size=8, server_timeout_s=60)))
-  sampler.start()
-  time.sleep(2.0)
-  saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
-  client = reverb.Client(address)
-  durability.checkpoint(client, durability.read(client))    # as keep_serving makes them
-  time.sleep(1.0)        # the actor goes on writing, into the server about to be lost
-  lost_server_held = client.server_info()[replay_layout.REPLAY_TABLE].current_size
-  server.stop()
-  time.sleep(3.0)        # long enough for the actor to block on the lost server
-  server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
-                               settings=settings, checkpoint_interval_s=10)
   try:
+    actor = apex_synthetic.SyntheticActor(reverb.Client(address), address, layout,
+                                          apex_synthetic.record("mujoco", steps=50), 40.0)
+    thread = threading.Thread(target=actor.run, args=(stop, time.monotonic() + 12.0))
+    thread.start()
+    sampled = {}
+    # 18 s: the sampler notices the SIGKILL at once and probes again 1, 3, then 7 s later
+    # (`replay_client.ReplayRetry`), the last after the restore 3 s after the loss: it must
+    # still be sampling then, and after it.
+    sampler = threading.Thread(target=lambda: sampled.update(apex_synthetic.run_sampler(
+        address, "mujoco", 18.0, batch_size=8, server_timeout_s=60)))
+    sampler.start()
+    time.sleep(2.0)
+    saved = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
+    client = reverb.Client(address)
+    durability.checkpoint(client, durability.read(client))    # as keep_serving makes them
+    time.sleep(1.0)        # the actor goes on writing, into the server about to be lost
+    lost_server_held = client.server_info()[replay_layout.REPLAY_TABLE].current_size
+    replay_children.kill(lost)
+    time.sleep(3.0)        # long enough for the actor to block on the lost server
+    server = replay.start_server(layout, port=port, checkpoint_dir=checkpoints,
+                                 settings=settings, checkpoint_interval_s=10)
     restored = reverb.Client(address).server_info()[replay_layout.REPLAY_TABLE].current_size
     thread.join(timeout=60)
     sampler.join(timeout=60)
@@ -251,8 +253,13 @@ def test_lost_replay_is_waited_for_and_restored(tmp_path):
     assert any(t > sampled["reconnect_times"][0] for t in sampled["batch_times"])
   finally:
     stop.set()
-    actor.close()
-    server.stop()
+    for t in (thread, sampler):    # writers and readers done before the server stops
+      if t is not None:
+        t.join(timeout=60)
+    if actor is not None:
+      actor.close()
+    if server is not None:
+      server.stop()
 
 
 @pytest.mark.cluster

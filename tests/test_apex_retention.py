@@ -1,7 +1,6 @@
 """The actors' retention (runners/apex/retention.py) against hand-computed cases, and
 through a real Reverb replay that is checkpointed, stopped and restored: no item lost."""
 import collections
-import socket
 import threading
 import time
 
@@ -17,6 +16,7 @@ from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_flush
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import retention as retention_lib
+import replay_child
 
 Marker = retention_lib.Marker
 
@@ -120,12 +120,6 @@ def test_nothing_is_kept_for_a_replay_that_does_not_checkpoint():
   assert r.size == 1
 
 
-def _free_port():
-  with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    return s.getsockname()[1]
-
-
 def _settle(flusher, timeout_s=60.0):
   """Flushes until a marker read after everything written was confirmed is applied."""
   deadline = time.monotonic() + timeout_s
@@ -156,22 +150,35 @@ def _all_items(client):
 
 
 @pytest.mark.timeout(240)
-def test_an_actor_resends_to_a_restored_replay_what_its_checkpoint_lacks(tmp_path):
+def test_an_actor_resends_to_a_restored_replay_what_its_checkpoint_lacks(tmp_path,
+                                                                         replay_children):
   """A real replay (start_server, checkpoints by durability.checkpoint as keep_serving
   makes them), the actor's writer and ReplayFlush with retention: items written, a
   checkpoint, more items, the server stopped and started again from the checkpoint on the
   same port, more items: the restored server holds every item written exactly once
-  (priorities are unique), the ones after the checkpoint resent by the actor."""
+  (priorities are unique), the ones after the checkpoint resent by the actor. The lost
+  server is a child process (`python -m paac_tf.commands.apex_replay`), SIGKILLed (a host
+  lost; tests/replay_child.py); the restored one is in this process, stopped once the
+  actor's writer is closed."""
   gin.parse_config(["ReplayLayout.n_step = 3"])
   observation_spec, action_spec = environment.specs("CartPole-v1")
   layout = replay_layout.ReplayLayout(observation_spec, action_spec)
   settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e7)
   checkpoint_dir = str(tmp_path / "replay_checkpoint")
-  port = _free_port()
+  port = replay_child.free_port()
   address = "127.0.0.1:%d" % port
   start = lambda: replay.start_server(layout, port=port, checkpoint_dir=checkpoint_dir,
                                       settings=settings, checkpoint_interval_s=10)
-  server = start()
+  # `layout` and `settings` by gin. Its marker says it checkpoints (the actor keeps what it
+  # writes), but not within the test: the one checkpoint is the test's, below.
+  lost = replay_children.start([
+      "paac_tf.commands.apex_replay", "--port=%d" % port, "--env_name=CartPole-v1",
+      "--checkpoint_dir=%s" % checkpoint_dir, "--checkpoint_interval_s=3600",
+      "--gin_bindings=ReplayLayout.n_step = %d" % layout.n_step,
+      "--gin_bindings=apex_replay.capacity = %d" % settings["capacity"],
+      "--gin_bindings=apex_replay.learning_starts = %d" % settings["learning_starts"],
+      "--gin_bindings=apex_replay.error_buffer = %r" % settings["error_buffer"]], address)
+  restarted, restart = {}, None
   env = environment.make_environment("CartPole-v1", num_envs=4, num_workers=0, seed=0)
   client = reverb.Client(address)
   writer = replay_layout.TransitionWriter(client, layout, 4, chunk_length=4, retain=True)
@@ -207,15 +214,13 @@ def test_an_actor_resends_to_a_restored_replay_what_its_checkpoint_lacks(tmp_pat
     after_checkpoint = state["written"] - before
     assert retention.size == after_checkpoint > 50
     play(3)         # confirmed or not, not tagged yet when the server goes
-    server.stop()
+    replay_children.kill(lost)
     # Restored from the checkpoint 3 s later, while the actor waits for it (its writer
     # blocks on unconfirmed items, its probe fails: `ReplayFlush._wait_for_server`).
-    restarted = {}
     restart = threading.Timer(3.0, lambda: restarted.update(server=start()))
     restart.start()
     play(40)
     restart.join()
-    server = restarted["server"]
     assert flusher.reconnects == 1
     marker_now = durability.read(client)
     assert marker_now.incarnation != marker.incarnation
@@ -231,7 +236,11 @@ def test_an_actor_resends_to_a_restored_replay_what_its_checkpoint_lacks(tmp_pat
     flusher.close()
     writer.close()
     env.close()
-    server.stop()
+    if restart is not None:
+      restart.cancel()
+      restart.join()
+    if "server" in restarted:
+      restarted["server"].stop()
 
 
 @pytest.mark.timeout(120)
