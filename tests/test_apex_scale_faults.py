@@ -129,13 +129,20 @@ def test_faults_table_keeps_both_replay_losses_and_the_checkpoint_timing():
   assert text.count("NOTE") == 2
 
 
-def test_cut_after_checkpoint_needs_a_replay_loss():
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2",
-                         "--cut_after_checkpoint_s=3"], capture_output=True, text=True,
-                        check=False, timeout=120)
+@pytest.mark.parametrize("args,message", [
+    (["--cut_after_checkpoint_s=3"],
+     "--cut_after_checkpoint_s must be >= 0 and needs --replay_loss_s."),
+    # A cut 2 s after a checkpoint with checkpoints every 2 s: the next one would begin
+    # between the cut and the kill (1.5 s later) and hold everything the lost server held.
+    (["--launcher=ray", "--replay_loss_s=3", "--checkpoint_interval_s=2",
+      "--cut_after_checkpoint_s=1"],
+     "--cut_after_checkpoint_s + 1.5 s must be below --checkpoint_interval_s - 0.5: the "
+     "replay's next checkpoint would begin before its processes are killed.")])
+def test_cut_after_checkpoint_usage_errors(args, message):
+  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2"] + args,
+                        capture_output=True, text=True, check=False, timeout=120)
   assert proc.returncode == 2
-  assert proc.stderr.strip().splitlines() == [
-      "error: --cut_after_checkpoint_s must be >= 0 and needs --replay_loss_s."]
+  assert proc.stderr.strip().splitlines() == ["error: " + message]
 
 
 @pytest.mark.cluster
@@ -149,8 +156,8 @@ def test_replay_host_lost_after_a_checkpoint_with_ray_actors(tmp_path):
   if reason:
     pytest.skip(reason)
   proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=4",
-                         "--seconds=24", "--launcher=ray", "--threads_per_process=2",
-                         "--replay_loss_s=3", "--checkpoint_interval_s=2",
+                         "--seconds=30", "--launcher=ray", "--threads_per_process=2",
+                         "--replay_loss_s=3", "--checkpoint_interval_s=4",
                          "--cut_after_checkpoint_s=1", "--out_dir=%s" % tmp_path],
                         capture_output=True, text=True, check=False, timeout=900)
   assert proc.returncode == 0, proc.stderr[-3000:]

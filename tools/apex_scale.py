@@ -421,6 +421,14 @@ def main(argv):
   if FLAGS.cut_after_checkpoint_s < 0 or (FLAGS.cut_after_checkpoint_s > 0
                                           and FLAGS.replay_loss_s <= 0):
     raise errors.UserError("--cut_after_checkpoint_s must be >= 0 and needs --replay_loss_s.")
+  # The next checkpoint begins `checkpoint_interval_s` after one completed (the log line
+  # is seen within about 0.5 s): it must not begin before the replay's processes are killed.
+  if FLAGS.cut_after_checkpoint_s and (FLAGS.cut_after_checkpoint_s + apex_scale_ray.KILL_AFTER_S
+                                       + 0.5 > FLAGS.checkpoint_interval_s):
+    raise errors.UserError(
+        "--cut_after_checkpoint_s + %g s must be below --checkpoint_interval_s - 0.5: the "
+        "replay's next checkpoint would begin before its processes are killed."
+        % apex_scale_ray.KILL_AFTER_S)
   # Lazy: apex_capacity loads TensorFlow, which this driver does not need before here.
   from tools import apex_capacity  # pylint: disable=import-outside-toplevel
   load0 = os.getloadavg()

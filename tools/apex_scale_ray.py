@@ -116,14 +116,20 @@ def read_counters(hosts, ch, host, address):
   return json.loads(out.strip().splitlines()[-1])
 
 
+# The replay host's processes are killed this long after its link went down (its counters
+# are read meanwhile). A checkpoint it begins in between holds everything it held at the
+# cut: `loss_effects` records when its last one began (negative: after the cut).
+KILL_AFTER_S = 1.5
+
+
 def lose_replay(hosts, probe_log):
-  """The replay host lost: link down, every process of it killed 1.5 s later. Its counters
+  """The replay host lost: link down, every process of it killed `KILL_AFTER_S` later. Its counters
   at the cut are the last reading of the probe on its loopback (`probe_log`, read every
   0.5 s: after the link went down nothing could insert). Returns {'cut': t, 'at_cut':
   counters, 'killed': t, 'pids': n}."""
   cut = time.time()
   hosts.set_link("replay", False)
-  time.sleep(1.5)
+  time.sleep(KILL_AFTER_S)
   pids = hosts.kill("replay")
   with open(probe_log) as f:
     readings = [r for r in (json.loads(line) for line in f if line.startswith("{"))
