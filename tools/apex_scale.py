@@ -448,10 +448,6 @@ def main(argv):
     write_results(FLAGS.out_dir, rows, provenance)
 
 
-def _conditions(provenance):
-  return "; " + provenance["conditions"] if provenance.get("conditions") else ""
-
-
 def write_results(out_dir, rows, provenance):
   """scale.json/md (plain launcher) or scale_ray.json/md, and saturation.png with every
   launcher's rows found in `out_dir`; with a fault and the Ray launcher, faults.json/md
@@ -479,7 +475,7 @@ def write_results(out_dir, rows, provenance):
     f.write("# Synthetic Ape-X actors at scale (%s launcher)\n\n`%s`, measured %s on %s%s, "
             "commit %s, load average %.1f -> %.1f.\n\n" % (
                 rows[0]["launcher"], provenance["command"], provenance["date"],
-                provenance["machine"], _conditions(provenance), provenance["commit"],
+                provenance["machine"], apex_scale_ray.conditions(provenance), provenance["commit"],
                 provenance["loadavg"][0][0],
                 provenance["loadavg"][1][0])
             + scale_table(rows) + "\n" + memory_note(rows))

@@ -116,6 +116,8 @@ def read_counters(hosts, ch, host, address):
   return json.loads(out.strip().splitlines()[-1])
 
 
+# What `replay.keep_serving` logs after each completed checkpoint, before its path.
+CHECKPOINT_LOGGED = "Replay checkpoint: "
 # The replay host's processes are killed this long after its link went down (its counters
 # are read meanwhile). A checkpoint it begins in between holds everything it held at the
 # cut: `loss_effects` records when its last one began (negative: after the cut).
@@ -148,8 +150,8 @@ def checkpoint_times(log_path):
   times = []
   with open(log_path, errors="replace") as f:
     for line in f:
-      if "Replay checkpoint: " in line:
-        stamp = line.split("Replay checkpoint: ")[1].split()[0].rstrip("/").rsplit("/", 1)[-1]
+      if CHECKPOINT_LOGGED in line:
+        stamp = line.split(CHECKPOINT_LOGGED)[1].split()[0].rstrip("/").rsplit("/", 1)[-1]
         day, clock = stamp.split("+")[0].split("T")
         whole, _, fraction = clock.partition(".")
         began = datetime.datetime.strptime(day + "T" + whole, "%Y-%m-%dT%H:%M:%S").replace(
@@ -163,7 +165,7 @@ def wait_for_checkpoint(log_path, timeout_s):
   returns time.time() then (polled every 0.1 s). RuntimeError after `timeout_s`."""
   def completed():
     with open(log_path, errors="replace") as f:
-      return sum("Replay checkpoint: " in line for line in f)
+      return sum(CHECKPOINT_LOGGED in line for line in f)
   before, deadline = completed(), time.monotonic() + timeout_s
   while completed() <= before:
     if time.monotonic() > deadline:
@@ -343,10 +345,14 @@ def _lost(r):
   return "%s to %s" % (_f(r["items_lost_at_least"]), _f(r["items_lost_at_most"]))
 
 
+def conditions(provenance):
+  """'; <what else ran>' for a results header, or '' (`--conditions`)."""
+  return "; " + provenance["conditions"] if provenance.get("conditions") else ""
+
+
 def faults_markdown(faults):
   """faults.md from faults.json's rows (each with its provenance)."""
-  measured = sorted({(r["machine"], "; " + r["conditions"] if r.get("conditions") else "")
-                     for r in faults.values()})
+  measured = sorted({(r["machine"], conditions(r)) for r in faults.values()})
   where = ("Measured on %s%s" % measured[0] if len(measured) == 1 else
            "Measured under the conditions each command states")
   return ("# Faults with synthetic actors at scale (Ray launcher)\n\n%s (results in "
