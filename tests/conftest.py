@@ -75,6 +75,14 @@ def no_new_children():
   assert not left, "left behind: %s" % [(p.pid, p.cmdline()) for p in left]
 
 
+def loss_rows_spanning(seconds, start=1e9, every_s=60.0):
+  """summaries.csv rows [step, wall time, tag, value] of a loss summary every `every_s` seconds
+  over `seconds` from `start`: a published run that trained `seconds` without a pause (the
+  tools read a run's training time from its summaries, gaps over 300 s left out)."""
+  count = int(seconds // every_s)
+  return [[i, start + seconds * i / count, "Losses/total", 0.5] for i in range(count + 1)]
+
+
 def read_text(path):
   """A log file's text ('' if it does not exist yet)."""
   try:

@@ -6,6 +6,7 @@ import os
 import re
 
 import paac_tf
+from conftest import loss_rows_spanning
 from conftest import run_module
 from tools import continuous
 from tools import events
@@ -30,6 +31,8 @@ def _folder(top, name, env_name, steps, returns=None, summaries=(), **info):
     writer = csv.writer(f)
     writer.writerow(["step", "wall_time", "tag", "value"])
     writer.writerows([step, 1e9 + step / 100, tag, value] for step, tag, value in summaries)
+    if "wall_time_s" in info:   # its summaries span the training time run_info.json states
+      writer.writerows(loss_rows_spanning(info["wall_time_s"]))
   if returns is not None:
     with open(os.path.join(folder, "eval.json"), "w") as f:
       json.dump({"env_name": env_name, "mean": sum(returns) / len(returns), "returns": returns,

@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 
+from conftest import loss_rows_spanning
 from conftest import run_module
 from paac_tf import errors
 from tools import ablation
@@ -53,6 +54,8 @@ def publish(top, name, game, command, points, seed=0, evals=(), wall_step_s=1.0,
       w.writerow([step, start + i * wall_step_s, ablation.RETURN_TAG, value])
     for i, rate in enumerate(rates):
       w.writerow([points[i][0], start + i * wall_step_s, seeds.STEPS_PER_SECOND, rate])
+    if "wall_time_s" in info:   # its summaries span the training time run_info.json states
+      w.writerows(loss_rows_spanning(info["wall_time_s"], start))
   steps = points[-1][0]
   with open(os.path.join(folder, "run_info.json"), "w") as f:
     json.dump(dict({"command": command, "env_name": game, "algorithm": "paac",

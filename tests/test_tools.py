@@ -219,6 +219,36 @@ def test_events_of_a_resumed_run_are_merged_and_sorted(tmp_path):
   assert run.elapsed_s(run.spans[-1][1]) == pytest.approx(run.wall_time_s())
 
 
+def test_active_spans_split_at_pauses():
+  walls = [0.0, 10.0, 20.0, 400.0, 410.0, 1000.0]
+  assert events.active_spans(walls, 300) == [(0.0, 20.0), (400.0, 410.0), (1000.0, 1000.0)]
+  assert events.active_spans([], 300) == []
+  assert sum(b - a for a, b in events.active_spans(walls, 300)) == 30.0
+  assert events.training_seconds(walls, 300)[-1] == 30.0
+
+
+def test_an_event_files_pause_is_not_wall_time(tmp_path):
+  """A process stopped (SIGSTOP) for an hour between two summaries of one file: the run's
+  wall time (what publish_run writes to run_info.json, and the curve's hours) leaves the
+  hour out."""
+  train = tmp_path / "train"
+  train.mkdir()
+  # An event file is TFRecords of Event protos; written directly to set their wall times.
+  with tf.io.TFRecordWriter(str(train / "events.out.tfevents.1000.host.1.v2")) as writer:
+    writer.write(tf.compat.v1.Event(wall_time=1000.0, file_version="brain.Event:2")
+                 .SerializeToString())
+    for step, wall in [(1, 1000.0), (2, 1100.0), (3, 4700.0), (4, 4750.0)]:
+      summary = tf.compat.v1.Summary(value=[tf.compat.v1.Summary.Value(
+          tag=events.RETURN_VS_AGENT_STEPS, simple_value=float(step))])
+      writer.write(tf.compat.v1.Event(wall_time=wall, step=step, summary=summary)
+                   .SerializeToString())
+  train = str(train)
+  run = events.read_run_events(train)
+  assert [p.step for p in run.series(events.RETURN_VS_AGENT_STEPS)] == [1, 2, 3, 4]
+  assert run.spans == [(1000.0, 1100.0), (4700.0, 4750.0)]
+  assert run.wall_time_s() == 150.0 and run.elapsed_s(4710.0) == 110.0
+
+
 def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
   root = _make_paac_run(str(tmp_path / "run"))
   found = events.find_run_dirs(str(tmp_path))
@@ -888,5 +918,35 @@ def test_an_earlier_evaluation_shows_the_wall_time_to_its_policy_not_the_whole_r
   _write_json(str(folder / run_groups.RUN_INFO), {"agent_steps": 10000000, "wall_time_s": 4200})
   early, final = run_results.collect([str(tmp_path / "results")])
   assert early.agent_steps == 2500000 and early.wall_time_s == 1200.0
-  assert early.wall_time_source.startswith("summaries.csv, to the evaluated policy's step")
-  assert final.wall_time_s == 4200 and final.wall_time_source == "run_info.json"
+  assert early.wall_time_source == ("summaries.csv (pauses over 300 s left out), to the "
+                                    "evaluated policy's step")
+  # The whole run's row: the same summaries (20 min + 100 s), not run_info.json's 4200 s.
+  assert final.wall_time_s == 1300.0
+  assert final.wall_time_source == "summaries.csv (pauses over 300 s left out)"
+
+
+def test_a_paused_runs_wall_time_leaves_the_pause_out(tmp_path):
+  """A run stopped with SIGSTOP for 2 h inside one part (a measurement ran alone): its row's
+  wall time is the training time from summaries.csv, every tag's summaries in time order
+  (800 s), not run_info.json's, which counted the pause (8,200 s); without summaries.csv
+  run_info.json's stands."""
+  folder = tmp_path / "results" / "pong_paused"
+  rows = ["step,wall_time,tag,value"]
+  for step, wall in [(0, 100.0), (1000, 500.0), (2000, 7700.0), (3000, 8100.0)]:
+    rows.append("%d,%s,%s,1.0" % (step, wall, events.RETURN_VS_AGENT_STEPS))
+  rows += ["5,300.0,Losses/total,0.5", "6,7900.0,Losses/total,0.4"]   # another tag's times
+  folder.mkdir(parents=True)
+  (folder / events.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
+  # In time order: 100, 300, 500 | 2 h paused | 7700, 7900, 8100: 400 + 400 s.
+  assert events.summaries_training_seconds(str(folder)) == 800.0
+  assert events.summaries_training_seconds(str(folder), until=7700.0) == 400.0
+  assert events.summaries_training_seconds(str(folder), until=100.0) is None
+  assert events.summaries_training_seconds(str(tmp_path)) is None
+  _write_json(str(folder / "eval.json"), _eval_json(
+      "Pong", [18.0] * 30, 3000, "/elsewhere/runs/pong_paused/policies/pong/3000"))
+  _write_json(str(folder / run_groups.RUN_INFO), {"agent_steps": 3000, "wall_time_s": 8200})
+  (result,) = run_results.collect([str(tmp_path / "results")])
+  assert result.wall_time_s == 800.0
+  (folder / events.SUMMARIES_CSV).unlink()
+  (result,) = run_results.collect([str(tmp_path / "results")])
+  assert result.wall_time_s == 8200 and result.wall_time_source == "run_info.json"

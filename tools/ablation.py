@@ -59,7 +59,7 @@ class Curve:
   command: str = ""
 
 
-def read_curve(label, folder, max_gap_s=300.0, all_episodes=False):
+def read_curve(label, folder, max_gap_s=events.PAUSE_S, all_episodes=False):
   """The folder's training return curve as events.training_return_tag picks it (Ape-X's
   near-greedy episodes where recorded); `all_episodes`: the average over all episodes
   always (a time to a score: one low-epsilon episode is no training average)."""
@@ -116,7 +116,7 @@ def summarize(curves, thresholds):
   return rows
 
 
-def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=300.0):
+def time_to_score(results_dir, game="Pong", score=18.0, max_gap_s=events.PAUSE_S):
   """The benchmark's 'time_to_score' result: per results folder of `results_dir` (not its
   archive/) with a run of `game` (run_info.json's env_name) and a summaries.csv, the
   frames and training wall minutes at which its training average over all episodes (never
@@ -146,7 +146,7 @@ def _millions(frames):
   return "%.1fM" % (frames / 1e6)
 
 
-def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=300.0):
+def seed_groups(runs, game, budget_frames, seeds_dir, max_gap_s=events.PAUSE_S):
   """[(label, [Curve], [seed], [SeedRun or None])] for the --runs: a run of a config of its
   own (atari.gin, atari_fast.gin; run_labels.is_headline_config) comes with every other
   seed of its game and config found under `seeds_dir` (seed_runs.by_seed: one run a seed);
@@ -322,7 +322,7 @@ def _jsonable(value):
   return value
 
 
-def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=300.0, name=None,
+def run(game, runs, thresholds, output_dir, budget_frames=None, max_gap_s=events.PAUSE_S, name=None,
         seeds_dir=None, command="python -m tools.ablation"):
   """Writes the report; `seeds_dir`: a results directory whose other seeds of the runs'
   configs join them (seed_groups); returns its rows."""

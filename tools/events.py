@@ -44,6 +44,9 @@ _EVENT_SUBDIRS = ("train", "eval")   # a run's event folders; the run is their p
 # SavedModel internals, and an Ape-X run's per-actor summaries (actors/actor_i): they belong
 # to that run, whose curve is the learner's train/ (it aggregates the actors' episodes).
 _SKIP_DIRS = ("variables", "assets", "__pycache__", "actors")
+# A longer gap between consecutive summaries is a pause, not training: the time between a
+# run's resumed parts, or a process stopped (SIGSTOP) while another measurement ran alone.
+PAUSE_S = 300
 
 
 def training_return_tag(curves):
@@ -69,7 +72,8 @@ class RunEvents:
     directory: the directory the files were read from.
     files: the event files, in the order they were started.
     scalars: {tag: [ScalarPoint]} sorted by step.
-    spans: (first, last) wall time of each file, in file order.
+    spans: (first, last) wall time of each stretch of a file's records without a pause (a
+      gap over PAUSE_S), in file order: the time the run trained.
     truncated: files whose last record was incomplete (a run still writing, or killed);
       their complete records are kept.
   """
@@ -94,11 +98,11 @@ class RunEvents:
     return training_return_tag(self.scalars)
 
   def wall_time_s(self):
-    """Seconds the writers were alive, summed over files (gaps between resumes excluded)."""
+    """Seconds the run trained: its spans summed (resumes and pauses left out)."""
     return float(sum(max(0.0, end - start) for start, end in self.spans))
 
   def elapsed_s(self, wall_time):
-    """Run time up to `wall_time`, excluding the gaps between resumed files."""
+    """Training seconds up to `wall_time`: resumes and pauses left out."""
     elapsed = 0.0
     for start, end in self.spans:
       if wall_time <= end:
@@ -272,19 +276,19 @@ def run_label(run_config, root):
 # --- reading ------------------------------------------------------------------------------
 
 def _read_file(path):
-  """(per-tag points in file order, (first, last) wall time, truncated) of one file."""
+  """(per-tag points in file order, its spans without a pause (active_spans), truncated) of
+  one file."""
   # Lazy: TensorFlow (seconds to import) loads only to read event files; the tools that read results
   # folders (CSV, JSON) run without it.
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   points = {}
   plugins = {}
-  first = last = None
+  wall_times = []
   truncated = False
   try:
     for event in _summary_iterator(tf, path):
       wall_time = float(event.wall_time)
-      first = wall_time if first is None else min(first, wall_time)
-      last = wall_time if last is None else max(last, wall_time)
+      wall_times.append(wall_time)
       if not event.HasField("summary"):
         continue
       for value in event.summary.value:
@@ -298,7 +302,7 @@ def _read_file(path):
     truncated = True
   except tf.errors.OpError as e:
     raise errors.UserError("Cannot read the event file %s (%s)." % (path, e.message)) from None
-  return points, (first, last), truncated
+  return points, active_spans(sorted(wall_times), PAUSE_S), truncated
 
 
 def _summary_iterator(tf, path):
@@ -337,12 +341,12 @@ def read_event_files(files, directory=None):
                            % (EVENT_FILE_PATTERN, directory or "the given list"))
   read = []
   for path in files:
-    points, span, truncated = _read_file(path)
-    if span[0] is None:
+    points, spans, truncated = _read_file(path)
+    if not spans:
       logging.warning("Skipping the empty event file %s.", path)
       continue
-    read.append((span, path, points, truncated))
-  read.sort(key=lambda r: (r[0][0], r[1]))
+    read.append((spans, path, points, truncated))
+  read.sort(key=lambda r: (r[0][0][0], r[1]))
   scalars = {}
   for _, _, points, _ in read:
     for tag, new in points.items():
@@ -355,7 +359,8 @@ def read_event_files(files, directory=None):
     scalars[tag].sort(key=lambda p: p.step)   # stable: file order within a step
   return RunEvents(directory=directory or os.path.dirname(files[0]),
                    files=[r[1] for r in read], scalars=scalars,
-                   spans=[r[0] for r in read], truncated=[r[1] for r in read if r[3]])
+                   spans=[span for r in read for span in r[0]],
+                   truncated=[r[1] for r in read if r[3]])
 
 
 def read_run_events(directory):
@@ -401,6 +406,34 @@ def training_seconds(wall_times, max_gap_s):
       total += gap if 0 <= gap <= max_gap_s else 0.0
     out.append(total)
   return out
+
+
+def active_spans(wall_times, max_gap_s):
+  """(first, last) of each stretch of the sorted `wall_times` without a gap over `max_gap_s`;
+  their lengths sum to training_seconds(wall_times, max_gap_s)[-1]."""
+  spans = []
+  for t in wall_times:
+    if spans and t - spans[-1][1] <= max_gap_s:
+      spans[-1] = (spans[-1][0], t)
+    else:
+      spans.append((t, t))
+  return spans
+
+
+def summaries_training_seconds(folder, until=None):
+  """Training seconds of a published run from its summaries.csv: the gaps between its
+  consecutive summaries (every tag, in time order) summed, pauses (gaps over PAUSE_S: resumes,
+  a stopped process) left out; to wall time `until` (inclusive) if given. The points a
+  resumed part re-logged replaced the older ones there (write_csv), so work redone after a
+  resume counts once. None without summaries.csv or with fewer than two summaries."""
+  path = os.path.join(folder, SUMMARIES_CSV)
+  if not os.path.isfile(path):
+    return None
+  with open(path, newline="", encoding="utf-8") as f:
+    walls = sorted(float(row["wall_time"]) for row in csv.DictReader(f))
+  if until is not None:
+    walls = walls[:bisect.bisect_right(walls, until)]
+  return training_seconds(walls, PAUSE_S)[-1] if len(walls) > 1 else None
 
 
 LEARNER_RATE_KEYS = ("learner_steps", "learner_steps_per_second",

@@ -40,8 +40,8 @@ RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", 
                  "config_note", "machine_note", "stop_reason", "stop_reason_note",
                  "archive_reason", "superseded_by") + events.LEARNER_RATE_KEYS  # Ape-X's
 COMMAND_TXT = "command.txt"
-PAUSE_S = 300                     # a longer gap between summaries: a pause between parts
 WALL_TIME_TXT = "wall_time.txt"
+_SUMMARIES_WALL_TIME = "%s (pauses over %d s left out)" % (events.SUMMARIES_CSV, events.PAUSE_S)
 
 
 def _nearest(name, starts, stop):
@@ -251,6 +251,13 @@ def _fill_budget(result, run_config):
 
 def _fill_wall_time(result, starts, top):
   info = result.run_info
+  # A published run: from its summaries.csv, as every row of it is (_fill_wall_time_to_policy):
+  # run_info.json's wall_time_s counted the paused time of runs published before the pauses
+  # were left out of it (tools/events.py, PAUSE_S).
+  seconds = events.summaries_training_seconds(result.folder) if result.folder else None
+  if seconds is not None:
+    result.wall_time_s, result.wall_time_source = seconds, _SUMMARIES_WALL_TIME
+    return
   if _number(info.get("wall_time_s")) is not None:
     result.wall_time_s, result.wall_time_source = _number(info["wall_time_s"]), "run_info.json"
     return
@@ -278,12 +285,12 @@ def _fill_wall_time_to_policy(result):
     return
   points = events.read_series(result.folder, [events.RETURN_VS_AGENT_STEPS])[
       events.RETURN_VS_AGENT_STEPS]
-  walls = [points[step][0] for step in sorted(points) if step <= result.agent_steps]
-  if len(walls) > 1:
-    result.wall_time_s = events.training_seconds(walls, PAUSE_S)[-1]
-    result.wall_time_text = None
-    result.wall_time_source = ("%s, to the evaluated policy's step (pauses over %d s left "
-                               "out)" % (events.SUMMARIES_CSV, PAUSE_S))
+  steps = [step for step in points if step <= result.agent_steps]
+  seconds = (events.summaries_training_seconds(result.folder, until=points[max(steps)][0])
+             if steps else None)
+  if seconds is not None:
+    result.wall_time_s, result.wall_time_text = seconds, None
+    result.wall_time_source = _SUMMARIES_WALL_TIME + ", to the evaluated policy's step"
 
 
 def _sort_key(result):
