@@ -938,10 +938,14 @@ def test_a_paused_runs_wall_time_leaves_the_pause_out(tmp_path):
   folder.mkdir(parents=True)
   (folder / events.SUMMARIES_CSV).write_text("\n".join(rows) + "\n")
   # In time order: 100, 300, 500 | 2 h paused | 7700, 7900, 8100: 400 + 400 s.
-  assert events.summaries_training_seconds(str(folder)) == 800.0
-  assert events.summaries_training_seconds(str(folder), until=7700.0) == 400.0
-  assert events.summaries_training_seconds(str(folder), until=100.0) is None
-  assert events.summaries_training_seconds(str(tmp_path)) is None
+  summaries = events.summaries_rows(str(folder))
+  assert [wall for _, _, wall in summaries] == [100.0, 300.0, 500.0, 7700.0, 7900.0, 8100.0]
+  assert events.summaries_training_seconds(summaries) == 800.0
+  # To agent step 2500: the return summary at 2000 (7700 s) is the last, so 100..500 only.
+  assert events.summaries_training_seconds(summaries, to_agent_step=2500) == 400.0
+  assert events.summaries_training_seconds(summaries, to_agent_step=3000) == 800.0
+  assert events.summaries_training_seconds(summaries, to_agent_step=0) is None
+  assert events.summaries_rows(str(tmp_path)) is None
   _write_json(str(folder / "eval.json"), _eval_json(
       "Pong", [18.0] * 30, 3000, "/elsewhere/runs/pong_paused/policies/pong/3000"))
   _write_json(str(folder / run_groups.RUN_INFO), {"agent_steps": 3000, "wall_time_s": 8200})

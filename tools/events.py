@@ -420,19 +420,32 @@ def active_spans(wall_times, max_gap_s):
   return spans
 
 
-def summaries_training_seconds(folder, until=None):
-  """Training seconds of a published run from its summaries.csv: the gaps between its
-  consecutive summaries (every tag, in time order) summed, pauses (gaps over PAUSE_S: resumes,
-  a stopped process) left out; to wall time `until` (inclusive) if given. The points a
-  resumed part re-logged replaced the older ones there (write_csv), so work redone after a
-  resume counts once. None without summaries.csv or with fewer than two summaries."""
+def summaries_rows(folder):
+  """(agent step, tag, wall time) of every row of the folder's summaries.csv, in time order;
+  None without the file."""
   path = os.path.join(folder, SUMMARIES_CSV)
   if not os.path.isfile(path):
     return None
   with open(path, newline="", encoding="utf-8") as f:
-    walls = sorted(float(row["wall_time"]) for row in csv.DictReader(f))
-  if until is not None:
-    walls = walls[:bisect.bisect_right(walls, until)]
+    rows = [(int(float(row["step"])), row["tag"], float(row["wall_time"]))
+            for row in csv.DictReader(f)]
+  return sorted(rows, key=lambda row: row[2])
+
+
+def summaries_training_seconds(rows, to_agent_step=None):
+  """Training seconds of a published run from its summaries_rows: the gaps between consecutive
+  summaries (every tag, in time order) summed, pauses (gaps over PAUSE_S: resumes, a stopped
+  process) left out; to the last return summary at or before `to_agent_step` if given (a
+  policy saved before the run's end). The points a resumed part re-logged replaced the older
+  ones there (write_csv), so work redone after a resume counts once. None with fewer than two
+  summaries to count."""
+  walls = [wall for _, _, wall in rows]
+  if to_agent_step is not None:
+    returns = [(step, wall) for step, tag, wall in rows
+               if tag == RETURN_VS_AGENT_STEPS and step <= to_agent_step]
+    if not returns:
+      return None
+    walls = walls[:bisect.bisect_right(walls, max(returns)[1])]
   return training_seconds(walls, PAUSE_S)[-1] if len(walls) > 1 else None
 
 

@@ -196,7 +196,6 @@ def build_result(group, chosen=None, run_events=None):
       result.notes.append("the last event record was incomplete (run still writing?)")
   _fill_budget(result, run_config)
   _fill_wall_time(result, starts, group.top)
-  _fill_wall_time_to_policy(result)
   return result
 
 
@@ -251,13 +250,22 @@ def _fill_budget(result, run_config):
 
 def _fill_wall_time(result, starts, top):
   info = result.run_info
-  # A published run: from its summaries.csv, as every row of it is (_fill_wall_time_to_policy):
-  # run_info.json's wall_time_s counted the paused time of runs published before the pauses
-  # were left out of it (tools/events.py, PAUSE_S).
-  seconds = events.summaries_training_seconds(result.folder) if result.folder else None
-  if seconds is not None:
-    result.wall_time_s, result.wall_time_source = seconds, _SUMMARIES_WALL_TIME
-    return
+  # A published run: from its summaries.csv, every summary in time order, pauses left out
+  # (tools/events.py, PAUSE_S); to the policy's step for a policy saved before the run's end
+  # (e.g. at 10M frames of a 40M-frame run). run_info.json's wall_time_s counted the paused
+  # time of runs published before the pauses were left out of it.
+  rows = events.summaries_rows(result.folder) if result.folder else None
+  if rows is not None:
+    earlier = (result.agent_steps is not None and result.run_agent_steps is not None and
+               result.agent_steps < result.run_agent_steps)
+    seconds = events.summaries_training_seconds(rows, result.agent_steps if earlier else None)
+    if seconds is None and earlier:   # no return summary as early as the policy
+      seconds, earlier = events.summaries_training_seconds(rows), False
+    if seconds is not None:
+      result.wall_time_s = seconds
+      result.wall_time_source = _SUMMARIES_WALL_TIME + (
+          ", to the evaluated policy's step" if earlier else "")
+      return
   if _number(info.get("wall_time_s")) is not None:
     result.wall_time_s, result.wall_time_source = _number(info["wall_time_s"]), "run_info.json"
     return
@@ -272,25 +280,6 @@ def _fill_wall_time(result, starts, top):
     result.wall_time_s = result.run_events.wall_time_s()
     result.wall_time_source = "event timestamps"
     result.summaries_used = True
-
-
-def _fill_wall_time_to_policy(result):
-  """The wall time of an evaluation of a policy saved before the run's end (e.g. at 10M
-  frames of a 40M-frame run): the training seconds to its step from the results folder's
-  summaries.csv, rather than the whole run's."""
-  if (result.agent_steps is None or result.run_agent_steps is None or
-      result.agent_steps >= result.run_agent_steps):
-    return
-  if not os.path.isfile(os.path.join(result.folder, events.SUMMARIES_CSV)):
-    return
-  points = events.read_series(result.folder, [events.RETURN_VS_AGENT_STEPS])[
-      events.RETURN_VS_AGENT_STEPS]
-  steps = [step for step in points if step <= result.agent_steps]
-  seconds = (events.summaries_training_seconds(result.folder, until=points[max(steps)][0])
-             if steps else None)
-  if seconds is not None:
-    result.wall_time_s, result.wall_time_text = seconds, None
-    result.wall_time_source = _SUMMARIES_WALL_TIME + ", to the evaluated policy's step"
 
 
 def _sort_key(result):
