@@ -15,8 +15,11 @@ setup(
     description="Efficient parallel deep RL: PAAC and Ape-X on TensorFlow 2 / Keras",
     long_description=open("README.md").read(),
     long_description_content_type="text/markdown",
-    packages=find_packages(include=["paac_tf", "paac_tf.*"]),
-    package_data={"paac_tf": ["data/*.csv", "data/*.md", "configs/*.gin"]},
+    # The shipped configs live in the top-level configs/ and install as paac_tf/configs/,
+    # where bookkeeping/config.py finds them (`--gin_file=atari.gin` from any directory).
+    packages=find_packages(include=["paac_tf", "paac_tf.*"]) + ["paac_tf.configs"],
+    package_dir={"paac_tf.configs": "configs"},
+    package_data={"paac_tf": ["data/*.csv", "data/*.md"], "paac_tf.configs": ["*.gin"]},
     python_requires=">=3.9,<3.12",
     # Pinned together: tf-agents 0.19 and dm-reverb 0.14 are built against TF 2.15.
     # Run-time dependencies only; upper bounds where the code relies on one version's API.

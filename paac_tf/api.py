@@ -100,7 +100,7 @@ def train(gin_files: Union[str, Sequence[str]],
 
   Args:
     gin_files: config files, in order; a bare name (`'cartpole.gin'`) is one of the
-      shipped configs (paac_tf/configs/).
+      shipped configs (configs/).
     bindings: gin bindings applied after the files: binding lines, e.g.
       `['train_eval.total_steps=20000']`, or a dict of parameters and Python values, e.g.
       `{'train_eval.total_steps': 20000, 'train_eval.env_name': 'Acrobot-v1'}` (each value

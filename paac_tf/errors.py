@@ -50,26 +50,31 @@ def refuse_arguments(argv):
     raise UserError("Unexpected arguments: %s" % " ".join(argv[1:]))
 
 
+class _UserErrorHandler(app.ExceptionHandler):
+  """Reports a UserError that ends an absl app as one line `error: ...` and exit status 2
+  (no traceback)."""
+
+  def wants(self, exc):
+    return isinstance(exc, UserError)
+
+  def handle(self, exc):
+    sys.stdout.flush()
+    sys.stderr.write("error: %s\n" % user_message(exc))
+    exit_now(2)
+
+
 def parse_flags(argv):
-  """absl's flag parsing, with an unknown flag or a malformed value reported as one line
+  """Every entry point's flag parser: `app.run(main, flags_parser=errors.parse_flags)`.
+
+  absl's flag parsing, with an unknown flag or a malformed value reported as one line
   `error: ...` and exit status 2 (absl's own parser prints a FATAL line and usage and
-  exits 1)."""
+  exits 1); and a UserError that ends the program reported the same way (an absl exception
+  handler, installed here: the program's main runs with no frame of this module above it).
+  """
+  if not any(isinstance(h, _UserErrorHandler) for h in app.EXCEPTION_HANDLERS):
+    app.install_exception_handler(_UserErrorHandler())
   try:
     return flags.FLAGS(argv)
   except flags.Error as e:
     sys.stderr.write("error: %s (--helpshort lists the flags)\n" % user_message(e))
     exit_now(2)
-
-
-def run_cli(main_fn):
-  """Runs `main_fn` as an absl app; a UserError, or a flag absl cannot parse, prints as one
-  line `error: ...` on stderr and exits with status 2 (no traceback). Every entry point of
-  the package uses this."""
-  def wrapped(argv):
-    try:
-      return main_fn(argv)
-    except UserError as e:
-      sys.stdout.flush()
-      sys.stderr.write("error: %s\n" % user_message(e))
-      exit_now(2)
-  app.run(wrapped, flags_parser=parse_flags)

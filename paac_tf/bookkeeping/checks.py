@@ -2,12 +2,14 @@
 
 A parameter's annotation says what values it allows (`typing.Annotated` with a `Check`):
 
-  @checks.configurable(module="paac")
-  def paac_train(root_dir, env_name, total_steps, seed=0, num_envs: checks.Count = 32,
-                 network: checks.one_of(torsos.TORSOS) = "arch_nips", ...):
+  @checks.configurable("paac")
+  @dataclasses.dataclass(frozen=True)
+  class PaacSettings:
+    num_envs: checks.Count = 32
+    network: checks.one_of(torsos.TORSOS) = "arch_nips"
 
 `configurable` is `gin.configurable` that also records the checks the signature declares;
-`declared()` maps each binding (`'paac_train.num_envs'`) to its Check, for
+`declared()` maps each binding (`'paac.num_envs'`) to its Check, for
 runners/validation.py, which checks the parsed configuration before a run starts. A Check
 is a predicate and the words that say what it allows ('an integer >= 1'), and optionally a
 `resolve` that turns an accepted value into what it names (an environment, an algorithm),

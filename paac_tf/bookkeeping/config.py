@@ -20,7 +20,17 @@ from paac_tf import errors
 from paac_tf.bookkeeping import stop_target
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS_DIR = os.path.join(PACKAGE_DIR, "configs")  # the shipped configs (package data)
+
+
+def _configs_dir():
+  """The shipped configs: the top-level configs/ of a checkout (and of an editable install),
+  which a wheel installs as the package data configs/ (setup.py)."""
+  installed = os.path.join(PACKAGE_DIR, "configs")
+  return installed if os.path.isdir(installed) else os.path.join(
+      os.path.dirname(PACKAGE_DIR), "configs")
+
+
+CONFIGS_DIR = _configs_dir()
 
 
 def available_configs():
@@ -66,13 +76,53 @@ def _drop_gin_resource_reader(record):
   return record.module != "resource_reader"
 
 
+# Configurables that are gone, and the namespace that holds their settings now.
+RENAMED = {"paac_train": "paac", "PaacAgent": "paac"}
+# Settings that are gone, and why.
+REMOVED = {
+    "overlap_learner": "the loop is the original's order (runners/sync/train_loop.py)",
+    "reuse_activations": "the gradients come from a GradientTape over the model",
+    "num_groups": "all n_e environments step as one batch",
+}
+
+
+def check_renamed(text, where):
+  """Raises a ConfigError on the first binding of `text` (a gin file's or the bindings',
+  `where`) to a configurable or setting that is gone, naming what replaced it."""
+  try:
+    statements = list(config_parser.ConfigParser(
+        text, gin.config.ParserDelegate(skip_unknown=True)))
+  except (SyntaxError, ValueError):
+    return   # gin's own parse reports it
+  for statement in statements:
+    if not isinstance(statement, config_parser.BindingStatement):
+      continue
+    old = "%s.%s" % (statement.selector, statement.arg_name)
+    configurable = statement.selector.rpartition(".")[2]
+    if statement.arg_name in REMOVED and configurable in RENAMED:
+      raise errors.ConfigError("%s (%s): this setting was removed: %s." % (
+          old, where, REMOVED[statement.arg_name]))
+    if configurable in RENAMED:
+      raise errors.ConfigError("%s (%s) is now %s.%s: PAAC's settings are one namespace "
+                               "(configs/atari.gin shows them)." % (
+                                   old, where, RENAMED[configurable], statement.arg_name))
+    if statement.arg_name in REMOVED and configurable == "make_environment":
+      raise errors.ConfigError("%s (%s): this setting was removed: %s." % (
+          old, where, REMOVED[statement.arg_name]))
+
+
 def parse(gin_files, gin_bindings):
   """Parses files then bindings (`binding_lines`' forms); any gin error becomes a ConfigError
-  naming the line."""
+  naming the line, a binding of a setting that moved one naming where it is now
+  (`check_renamed`)."""
   paths = [resolve_gin_file(f) for f in (gin_files or [])]
   _add_include_dirs(paths)
-  logging.getLogger().addFilter(_drop_gin_resource_reader)
   bindings = binding_lines(gin_bindings)
+  for path in paths:
+    with open(path, encoding="utf-8") as f:
+      check_renamed(f.read(), path)
+  check_renamed("\n".join(bindings), "--gin_bindings")
+  logging.getLogger().addFilter(_drop_gin_resource_reader)
   try:
     gin.parse_config_files_and_bindings(paths, [], finalize_config=False)
     _record_target_envs(gin.config_str(), "train_eval.env_name")

@@ -1,6 +1,6 @@
 """The published reference run's curve beside a run's own, in TensorBoard.
 
-A run of a shipped config (paac_tf/configs/) on an environment that has a committed
+A run of a shipped config (configs/) on an environment that has a committed
 reference run under the repository's results/ gets that run's training return curve
 written once, at start, to root_dir/reference/ (TensorBoard event files, the same tags as
 the run's own train/ summaries, step = agent steps): `tensorboard --logdir ROOT_DIR` shows

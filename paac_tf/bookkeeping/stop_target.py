@@ -1,6 +1,6 @@
 """The stop-at-return target of a run: which one applies, why, and when it is reached.
 
-A config's target (`paac_train.stop_at_average_return`, `apex_learner.stop_at_average_return`)
+A config's target (`paac.stop_at_average_return`, `apex_learner.stop_at_average_return`)
 is for the environment the config was written for, `target_env_name` beside it. `config.parse`
 records that environment: a target bound in a gin file is for the files' `train_eval.env_name`
 (unless the files bind `target_env_name` themselves); a target bound by a binding (the command

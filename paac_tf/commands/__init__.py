@@ -8,5 +8,5 @@
   apex_learner.py  python -m paac_tf.commands.apex_learner
 
 A bad flag or configuration prints one `error: ...` line and exits with status 2
-(`errors.run_cli`).
+(each runs `app.run(main, flags_parser=errors.parse_flags)`).
 """

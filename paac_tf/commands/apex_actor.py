@@ -8,6 +8,7 @@ What an actor does, and when it stops, is described in `paac_tf/runners/apex/act
 Exit status 3, after one `error: ...` line: the replay server stayed unreachable for
 `apex_actor.server_timeout_s`.
 """
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -65,7 +66,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

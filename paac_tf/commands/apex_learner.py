@@ -8,6 +8,7 @@ What the learner does and writes under --root_dir is described in
 `paac_tf/runners/apex/learner.py`. Exit status 3, after one `error: ...` line: the replay
 server stayed unreachable for `apex_learner.server_timeout_s` (a checkpoint was saved).
 """
+from absl import app
 from absl import flags
 from absl import logging
 
@@ -67,7 +68,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

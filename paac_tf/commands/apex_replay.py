@@ -6,6 +6,7 @@ r"""Runs the Ape-X replay server as a program of its own (one host of a multi-ho
 It serves until SIGINT/SIGTERM, checkpointing on the way out with --checkpoint_dir. The
 tables, networking and checkpoints are described in `paac_tf/runners/apex/replay.py`.
 """
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -42,7 +43,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

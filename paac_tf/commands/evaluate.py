@@ -17,6 +17,7 @@ the best episode as a GIF (a relative path goes into the output directory).
 """
 import sys
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -72,4 +73,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

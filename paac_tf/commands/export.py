@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -58,4 +59,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

@@ -48,6 +48,7 @@ if __name__ == "__main__":
   # First of all, before the heavy imports: a stop request during the start-up counts too.
   signals.install_for_process(before_run=_stopped_before_the_run)
 
+from absl import app
 from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402
 
@@ -56,7 +57,7 @@ from paac_tf import errors  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("gin_file", [],
-                          "Gin config file(s); a bare name is looked up in paac_tf/configs/.")
+                          "Gin config file(s); a bare name is looked up in configs/.")
 flags.DEFINE_multi_string("gin_bindings", [],
                           "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
 flags.DEFINE_string("root_dir", None, "Run directory (default: runs/<config>-<timestamp>).")
@@ -97,4 +98,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

@@ -6,7 +6,6 @@ import numpy as np
 
 from paac_tf.envs import batched
 from paac_tf.envs import factory
-from paac_tf.envs import grouped
 from paac_tf.envs import names
 from paac_tf.bookkeeping import checks
 
@@ -15,17 +14,15 @@ from paac_tf.bookkeeping import checks
                      denylist=["env_name", "num_envs", "num_workers", "seed"])
 def make_environment(env_name, num_envs, num_workers, seed,
                      atari_backend: checks.one_of(factory.ATARI_BACKENDS) = "vector",
-                     num_threads: checks.OptionalCount = None, num_groups: checks.Count = 1,
+                     num_threads: checks.OptionalCount = None,
                      reward_clipping: checks.Bool = True, episodic_life: checks.Bool = False,
                      noop_max: checks.NonNegativeInt = 30,
                      max_episode_frames: checks.Count = 108000, fire_reset: checks.Bool = False):
-  """Builds the batched env of n_e = `num_envs` environments.
+  """Builds the batched env of n_e = `num_envs` environments of `env_name` (a
+  `names.Environment`, resolved once by the caller; a name is resolved here).
 
   For the Atari vector backend, `num_threads` defaults to min(num_workers, CPU cores): its
-  C++ pool plays the role of PAAC's workers. `num_groups` > 1 splits the environments into
-  groups that a training loop can keep in flight at different times (see
-  runners/sync/rollout.py); each group gets n_e / G environments, n_w / G workers and
-  `num_threads` threads. Environment i is seeded with seed + i either way.
+  C++ pool plays the role of PAAC's workers. Environment i is seeded with seed + i.
 
   Atari options (see `atari_vector`): `episodic_life` makes a lost life a LAST step with
   discount 0 (training only: evaluation plays whole games); `fire_reset` presses FIRE at
@@ -33,36 +30,13 @@ def make_environment(env_name, num_envs, num_workers, seed,
   presses FIRE, as the original PAAC code). A policy trained with `fire_reset` should be
   evaluated with it.
   """
-  num_envs, num_workers, num_groups = int(num_envs), int(num_workers), int(num_groups)
+  num_envs, num_workers = int(num_envs), int(num_workers)
   if num_threads is None:
     num_threads = max(1, min(num_workers or 1, os.cpu_count() or 1))
-  if num_groups < 1 or num_envs % num_groups:
-    raise ValueError("num_envs (%d) must be a positive multiple of num_groups (%d)."
-                     % (num_envs, num_groups))
-  per_group = num_envs // num_groups
-  workers = num_workers // num_groups if num_workers else 0
-  if num_workers and (workers < 1 or num_workers % num_groups):
-    raise ValueError("num_workers (%d) must be a multiple of num_groups (%d)."
-                     % (num_workers, num_groups))
-
-  def build(k):
-    return factory.make_batched_env(
-        env_name, per_group, num_workers=workers, seed=int(seed) + k * per_group,
-        atari_backend=atari_backend, num_threads=num_threads, reward_clipping=reward_clipping,
-        episodic_life=episodic_life, noop_max=noop_max, max_episode_frames=max_episode_frames,
-        fire_reset=fire_reset)
-
-  if num_groups == 1:
-    return build(0)
-  groups = []
-  try:
-    for k in range(num_groups):
-      groups.append(build(k))
-  except BaseException:
-    for g in groups:
-      g.close()
-    raise
-  return grouped.GroupedBatchedPyEnvironment(groups)
+  return factory.make_batched_env(
+      env_name, num_envs, num_workers=num_workers, seed=int(seed), atari_backend=atari_backend,
+      num_threads=num_threads, reward_clipping=reward_clipping, episodic_life=episodic_life,
+      noop_max=noop_max, max_episode_frames=max_episode_frames, fire_reset=fire_reset)
 
 
 def specs(env):

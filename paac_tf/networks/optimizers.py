@@ -57,3 +57,13 @@ class RMSProp(tf.Module):
       v.assign_sub(lr * g * tf.math.rsqrt(denom + self.epsilon))
     self.iterations.assign_add(1)
     return lr
+
+
+def rmsprop(model, learning_rate, anneal_updates, decay, epsilon):
+  """RMSProp on `model`'s variables (built: a checkpoint restores its slots), its learning
+  rate annealed linearly from `learning_rate` to 0 over `anneal_updates` updates."""
+  schedule = tf.keras.optimizers.schedules.PolynomialDecay(
+      float(learning_rate), decay_steps=int(anneal_updates), end_learning_rate=0.0, power=1.0)
+  optimizer = RMSProp(schedule, decay=decay, epsilon=epsilon)
+  optimizer.build(model.trainable_variables)
+  return optimizer

@@ -5,7 +5,8 @@
   'replay'  runners/apex/: the Ape-X replay server, actors and learner (Ape-X DQN, DPG)
 
 Each runner module has `run(algorithm, root_dir, env, total_steps, seed, launcher,
-ray_address)`, `check_config(bound)` (its checks across parameters) and `LAUNCHERS`.
+ray_address)`, `check_config(algorithm, bound)` (its checks across parameters) and
+`LAUNCHERS`; train_eval calls the runner's `run` itself (`runner_of`).
 Importing this module registers every runner's gin configurables.
 """
 from paac_tf import errors
@@ -38,10 +39,5 @@ def launchers(algorithm):
 
 def check_config(algorithm, bound):
   """The checks across parameters of the runner that trains `algorithm`."""
-  runner_of(algorithm).check_config(bound)
+  runner_of(algorithm).check_config(algorithm, bound)
 
-
-def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_address=None):
-  """Trains `algorithm` with its runner; returns the run's `bookkeeping.run_result.RunResult`."""
-  return runner_of(algorithm).run(algorithm, root_dir, env, int(total_steps), seed=seed,
-                                  launcher=launcher, ray_address=ray_address)

@@ -72,8 +72,8 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
     tf.random.set_seed(seed)
   reference_curve.write(root_dir, config_files, env)   # once: a resumed run finds it written
   # Writes operative_config.gin once the run's configuration is accepted.
-  result = dispatch.run(chosen, root_dir, env, int(total_steps), seed=seed,
-                        launcher=launcher, ray_address=ray_address)
+  result = dispatch.runner_of(chosen).run(chosen, root_dir, env, int(total_steps), seed=seed,
+                                         launcher=launcher, ray_address=ray_address)
   # Every process's bindings: the Ape-X actors' (and on Ray the learner's and replay's).
   processes = config.read_process_operative_configs(root_dir)
   processes.update(result.extras.pop("process_operative_configs", None) or {})

@@ -1,12 +1,12 @@
 """Checks of the user-settable training parameters, run before any work starts.
 
 Each gin-settable parameter declares what it allows in its configurable's signature
-(bookkeeping/checks.py); `checks()` maps each binding ('PaacAgent.gamma') to that Check.
+(bookkeeping/checks.py); `checks()` maps each binding ('paac.gamma') to that Check.
 `check_bindings()` reads the values the parsed configuration binds (unscoped bindings;
 macros are followed, references to other configurables are left to the callee) and raises
 a UserError on the first bad one, naming the binding and what it allows, e.g.
 
-  PaacAgent.gamma = 1.5: must be a number in (0, 1].
+  paac.gamma = 1.5: must be a number in (0, 1].
 
 It also checks that the required train_eval bindings are there, that the environment name
 and the algorithm resolve, and the configured algorithm's checks across parameters

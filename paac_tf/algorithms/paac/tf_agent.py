@@ -1,14 +1,14 @@
 """PAAC as a TF-Agents agent: `PaacTFAgent`, a `tf_agents.agents.TFAgent` for TF-Agents'
 drivers, replay buffers and environments (TF-Agents itself has no A2C agent).
 
-It holds a `PaacAgent` (agent.py: the actor-critic model, the project's TF1-style RMSProp
-and the loss settings) and trains it with the CLI's update, `update.update` (update.loss,
-then update.apply), on a TF-Agents `Trajectory` [B, T + 1]:
+It holds the actor-critic model, an optimizer (by default the project's TF1-style RMSProp)
+and PAAC's settings (`PaacSettings`: the loss's), and trains them with the CLI's update,
+`update.train_step`, on a TF-Agents `Trajectory` [B, T + 1]:
 
   experience[:, t]   step t: time step ts_t (step_type, observation), action a_t, and the
                      next time step's type, reward and discount (TF-Agents' layout);
   steps 0..T-1       the rollout's T transitions (rewards, discounts, next_is_last, is_last
-                     as returns.py defines them);
+                     as update.py defines them);
   step T             only its observation counts: the bootstrap value V(s_T) of the
                      rollout's last transition.
 
@@ -28,17 +28,18 @@ from tf_agents.specs import tensor_spec
 from tf_agents.trajectories import policy_step
 from tf_agents.trajectories import time_step as ts
 
-from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import settings as settings_lib
 from paac_tf.algorithms.paac import update
 from paac_tf.envs import batched
 from paac_tf.networks import actor_critic
+from paac_tf.networks import optimizers
 
 LAST = int(ts.StepType.LAST)
 
 
 def to_time_major(experience, num_steps=None):
   """Each tensor of a [B, N, ...] nest as [N, B, ...], N static (`num_steps`, else the
-  tensors' own static N): the n-step returns unroll over it (returns.py)."""
+  tensors' own static N): the n-step returns unroll over it (update.py)."""
   def transpose(x):
     x = tf.convert_to_tensor(x)
     if num_steps is not None:
@@ -52,17 +53,18 @@ def to_time_major(experience, num_steps=None):
 
 def rollout_arrays(trajectory):
   """A time-major `Trajectory` [N, B] as the update's arrays: (observations [N, B, ...],
-  actions [N, B], step data [4, N, B] (`update.step_data`: rewards, discounts,
-  next_is_last, is_last))."""
+  actions [N, B], rollout [4, N, B]: rewards, discounts, next_is_last, is_last as float32,
+  update.py's layout)."""
+  rollout = [trajectory.reward, trajectory.discount,
+             tf.equal(trajectory.next_step_type, LAST), tf.equal(trajectory.step_type, LAST)]
   return (trajectory.observation, trajectory.action,
-          update.step_data(trajectory.reward, trajectory.discount,
-                           tf.equal(trajectory.next_step_type, LAST),
-                           tf.equal(trajectory.step_type, LAST)))
+          tf.stack([tf.cast(x, tf.float32) for x in rollout]))
 
 
 class KerasOptimizer(tf.Module):
   """A Keras optimizer behind the project's optimizer interface (networks/optimizers.py):
-  `apply_gradients` returns the learning rate it applied, which `update.apply` reports."""
+  `apply_gradients` returns the learning rate it applied, which `update.train_step`
+  reports."""
 
   def __init__(self, optimizer):
     super().__init__(name="keras_optimizer")
@@ -115,16 +117,16 @@ class PaacTFAgent(tf_agent.TFAgent):
       actor_critic_network: the project's Keras actor-critic
         (`paac_tf.networks.actor_critic.build_actor_critic`); None: built here from
         `network`, `mlp_units` and `seed`.
-      optimizer: None: PAAC's TF1-style RMSProp (agent.py; `paac_settings` may set its
-        learning_rate, rmsprop_decay, rmsprop_epsilon, lr_anneal_steps), the learning rate
-        annealed linearly to 0 over `total_updates` train calls; else an optimizer of
-        networks/optimizers.py's interface or a Keras optimizer, used as it is.
+      optimizer: None: PAAC's TF1-style RMSProp (`paac_settings` may set its learning_rate,
+        rmsprop_decay, rmsprop_epsilon), the learning rate annealed linearly to 0 over
+        `total_updates` train calls; else an optimizer of networks/optimizers.py's interface
+        or a Keras optimizer, used as it is.
       total_updates: the annealing horizon of the default optimizer (required with it).
       t_max: the rollout length T (train takes [B, T + 1]; None: any static length).
       seed: the initial weights of a network built here.
-      paac_settings: `PaacAgent`'s loss settings (entropy_coef, value_coef, loss_scale,
-        max_grad_norm, gamma) and its optimizer's; unset ones are PaacAgent's (gin-bound or
-        default: atari.gin's values).
+      paac_settings: `PaacSettings` fields: the loss's (entropy_coef, value_coef, loss_scale,
+        max_grad_norm, gamma) and the optimizer's; unset ones are the paac.* namespace's
+        (gin-bound or default: atari.gin's values).
     """
     tf.Module.__init__(self, name=name)
     # One discrete scalar action (NoDiscreteActionsError otherwise).
@@ -137,14 +139,17 @@ class PaacTFAgent(tf_agent.TFAgent):
     if optimizer is None and total_updates is None:
       raise ValueError("PaacTFAgent's default optimizer anneals its learning rate over "
                        "total_updates train calls: give total_updates (or an optimizer).")
-    self._paac = agent_lib.PaacAgent(
-        actor_critic_network, total_updates=int(total_updates or 1), seed=seed,
-        **paac_settings)
-    if optimizer is not None:
+    self._model = actor_critic_network
+    self._settings = settings_lib.PaacSettings(**paac_settings)
+    if optimizer is None:
+      optimizer = optimizers.rmsprop(
+          actor_critic_network, self._settings.learning_rate, max(int(total_updates), 1),
+          self._settings.rmsprop_decay, self._settings.rmsprop_epsilon)
+    else:
       if isinstance(optimizer, tf.keras.optimizers.Optimizer):
         optimizer = KerasOptimizer(optimizer)
       optimizer.build(actor_critic_network.trainable_variables)
-      self._paac.optimizer = optimizer
+    self._optimizer = optimizer
     self._action_minimum = int(action_spec.minimum)
     collect_policy = ActorCriticPolicy(time_step_spec, action_spec, actor_critic_network)
     super().__init__(time_step_spec, action_spec,
@@ -157,13 +162,17 @@ class PaacTFAgent(tf_agent.TFAgent):
         self.data_context, sequence_length=self.train_sequence_length)
 
   @property
-  def paac_agent(self):
-    """The `PaacAgent` trained (its model, optimizer and loss settings)."""
-    return self._paac
+  def settings(self):
+    """The `PaacSettings` of the loss and the default optimizer."""
+    return self._settings
+
+  @property
+  def optimizer(self):
+    return self._optimizer
 
   @property
   def model(self):
-    return self._paac.model
+    return self._model
 
   def _initialize(self):
     return tf.no_op()
@@ -173,12 +182,14 @@ class PaacTFAgent(tf_agent.TFAgent):
     if weights is not None:
       raise ValueError("PAAC weighs every valid step of a rollout alike: no weights.")
     trajectory = to_time_major(self._as_trajectory(experience), self.train_sequence_length)
-    observations, actions, step_data = rollout_arrays(trajectory)
+    observations, actions, rollout = rollout_arrays(trajectory)
     num_steps = actions.shape[0] - 1
     flat = tf.reshape(observations, [-1] + observations.shape[2:].as_list())
     values = tf.reshape(self.model(flat)[1], [num_steps + 1, -1])
-    metrics = update.update(self._paac, observations[:num_steps],
-                            actions[:num_steps] - self._action_minimum,
-                            step_data[:, :num_steps], values)
+    vector = update.train_step(self.model, self.optimizer, self.settings,
+                               observations[:num_steps],
+                               actions[:num_steps] - self._action_minimum,
+                               rollout[:, :num_steps], values)
+    metrics = dict(zip(update.METRIC_NAMES, tf.unstack(vector)))
     self.train_step_counter.assign_add(1)
     return tf_agent.LossInfo(loss=metrics["Losses/total"], extra=metrics)

@@ -25,10 +25,15 @@ def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_addre
                                   algorithm=algorithm)
 
 
-def check_config(bound):
+def check_config(algorithm, bound):
   """The runner's checks across parameters: each actor's environments split evenly among
   its worker processes."""
-  worker_split.check_worker_split(actor.apex_actor, bound)
+  del algorithm   # the actors' settings are apex_actor's, whichever replay algorithm
+  name = actor.apex_actor.__name__
+  worker_split.check_worker_split(
+      name, bound(name + ".num_envs", config.signature_default(actor.apex_actor, "num_envs")),
+      bound(name + ".num_workers", config.signature_default(actor.apex_actor, "num_workers")),
+      bound)
 
 
 def configured(name=None):
