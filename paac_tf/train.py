@@ -1,5 +1,104 @@
-"""`python -m paac_tf.train`: runs paac_tf/commands/train.py as the main module."""
-import runpy
+r"""Trains an agent: `python -m paac_tf.train --gin_file=atari.gin [--gin_bindings=...]`.
+
+The user-facing gin contract, for every algorithm's config:
+  train_eval.env_name    the Atari game or gymnasium id
+  train_eval.total_steps agent steps (one agent step = frameskip frames on Atari)
+  train_eval.algorithm   'paac' or 'apex'
+Outputs under --root_dir (default: a new folder under runs/): train/ (TensorBoard
+summaries, checkpoints), policies/ (SavedModels), operative_config.gin, last_stop.json (why
+the last process stopped). Rerunning with the same --root_dir resumes from its latest
+checkpoint.
+
+SIGINT or SIGTERM (to this process or to its whole process group), at any moment: the run
+saves a checkpoint once its model exists and exits with status 0; the last lines say where
+it stopped, where its newest export is and the command that resumes it.
+
+A program only: `python -m` runs it without importing it as `paac_tf.train`, which is the
+API's function (paac_tf/api.py).
+"""
+import os
+import shlex
+import shutil
+import sys
+
+from paac_tf.bookkeeping import signals
+
+
+def command_line(argv, root_dir=None):
+  """The command that runs this again, as a shell line: `python -m paac_tf.train` and the
+  arguments of `argv` (sys.argv), with --root_dir=`root_dir` added if none was given. The
+  interpreter is named as `python` if that is the one on PATH, else by its path."""
+  python = os.path.basename(sys.executable)
+  found = shutil.which(python)
+  if not found or os.path.realpath(found) != os.path.realpath(sys.executable):
+    python = sys.executable
+  args = list(argv[1:])
+  if root_dir and not any(a == "--root_dir" or a.startswith("--root_dir=") for a in args):
+    args.append("--root_dir=%s" % root_dir)
+  return " ".join(shlex.quote(a) for a in [python, "-m", "paac_tf.train"] + args)
+
+
+def _stopped_before_the_run(signal_name):
+  """A signal during the imports or the configuration, before the run made anything: ends
+  the process at once, status 0 (the run's own handler, `signals.install_for_process`)."""
+  text = ("Stopped (%s) during the start-up, before the run made anything: nothing to save.\n"
+          "Start it again with: %s\n" % (signal_name, command_line(sys.argv)))
+  os.write(2, text.encode("utf-8", "replace"))   # no buffered stream: not reentrant-safe
+  os._exit(0)  # pylint: disable=protected-access
+
 
 if __name__ == "__main__":
-  runpy.run_module("paac_tf.commands.train", run_name="__main__", alter_sys=True)
+  # First of all, before the heavy imports: a stop request during the start-up counts too.
+  signals.install_for_process(before_run=_stopped_before_the_run)
+
+from absl import app
+from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
+
+from paac_tf import api  # noqa: E402
+from paac_tf import errors  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_multi_string("gin_file", [],
+                          "Gin config file(s); a bare name is looked up in configs/.")
+flags.DEFINE_multi_string("gin_bindings", [],
+                          "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
+flags.DEFINE_string("root_dir", None, "Run directory (default: runs/<config>-<timestamp>).")
+
+
+def final_lines(result, signal_name, command):
+  """The last lines of a run: where it stopped and its checkpoint, its newest export and,
+  after a stop, the command that resumes it."""
+  if result.reason == "signal":
+    if result.checkpoint:
+      lines = ["Stopped (%s) at agent step %d; checkpoint %s." % (
+          signal_name or "signal", result.agent_steps, result.checkpoint)]
+    else:
+      lines = ["Stopped (%s) before the model was built: nothing to save." % (
+          signal_name or "signal")]
+  else:
+    lines = ["Finished (%s) at agent step %d; checkpoint %s." % (
+        result.reason, result.agent_steps, result.checkpoint)]
+  lines.append("Newest export: %s" % (result.policy_dir or "none yet"))
+  if result.reason == "signal":
+    lines.append("%s: %s" % ("Resume with" if result.checkpoint else "Start it again with",
+                             command))
+  return lines
+
+
+def main(argv):
+  errors.refuse_arguments(argv)
+  if not FLAGS.gin_file:
+    raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
+  result = api.train(FLAGS.gin_file, FLAGS.gin_bindings, root_dir=FLAGS.root_dir)
+  stop = signals.current()
+  lines = final_lines(result, stop.signal_name if stop else None,
+                      command_line(sys.argv, result.root_dir))
+  logging.flush()
+  sys.stderr.write("".join(line + "\n" for line in lines))
+  # Everything is closed and saved: no teardown of TensorFlow (seconds) after the last line.
+  errors.exit_now(0)
+
+
+if __name__ == "__main__":
+  app.run(main, flags_parser=errors.parse_flags)

@@ -13,7 +13,9 @@ prints {event: [files]} and their union as one JSON line (stdout's last):
   backward   the backward pass (`GradientTape.gradient`)
   apply      the optimizer's apply (`apply_gradients` in paac_tf)
 
-Compiled calls run their Python once, when traced: the events are seen then. It also
+The compiled functions run eagerly here (`tf.config.run_functions_eagerly`), so that their
+Python runs as written (not autograph's conversion of it), and the events are recorded up
+to the first apply: the path from the command to the optimizer's apply. It also
 counts the resolutions of an environment name (`names.resolve` of a str) and the batched
 environments built (`factory.make_batched_env`).
 """
@@ -45,10 +47,22 @@ def _event(code):
   return None
 
 
+def _stack_files(frame):
+  """The paac_tf files of the frames on the stack from `frame` down."""
+  files = set()
+  while frame is not None:
+    if frame.f_code.co_filename.startswith(PACKAGE):
+      files.add(os.path.relpath(frame.f_code.co_filename, os.path.dirname(PACKAGE)))
+    frame = frame.f_back
+  return files
+
+
 def main(argv):
   found = {}
   events = {}
   counts = {"env_name_resolutions": 0, "env_builds": 0}
+  callers = []
+  applied = []
   names_py = os.path.join(PACKAGE, "envs", "names.py")
   factory_py = os.path.join(PACKAGE, "envs", "factory.py")
 
@@ -59,23 +73,23 @@ def main(argv):
       if code.co_name == "resolve" and code.co_filename == names_py and isinstance(
           frame.f_locals.get("name"), str):
         counts["env_name_resolutions"] += 1
+        callers.append(_stack_files(frame.f_back))
       elif code.co_name == "make_batched_env" and code.co_filename == factory_py:
         counts["env_builds"] += 1
       event = events.get(frame.f_code, False)
       if event is False:
         event = events[frame.f_code] = _event(frame.f_code)
-      if event:
-        files = found.setdefault(event, set())
-        f = frame
-        while f is not None:
-          if f.f_code.co_filename.startswith(PACKAGE):
-            files.add(os.path.relpath(f.f_code.co_filename, os.path.dirname(PACKAGE)))
-          f = f.f_back
+      if event and not applied:
+        found.setdefault(event, set()).update(_stack_files(frame))
+        if event == "apply":
+          applied.append(True)
     return None
 
   def leave(status):   # the command ends with os._exit (errors.exit_now): report first
     raise SystemExit(status)
 
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  tf.config.run_functions_eagerly(True)
   sys.argv = [os.path.join(PACKAGE, "train.py")] + argv
   os._exit = leave  # pylint: disable=protected-access
   sys.settrace(trace)
@@ -88,7 +102,8 @@ def main(argv):
     sys.settrace(None)
     threading.settrace(None)
   union = sorted(set().union(*found.values())) if found else []
-  out = {"events": {k: sorted(v) for k, v in sorted(found.items())}, "files": union, **counts}
+  out = {"events": {k: sorted(v) for k, v in sorted(found.items())}, "files": union, **counts,
+         "resolution_callers": [sorted(c) for c in callers]}
   sys.stdout.write(json.dumps(out) + "\n")
   sys.stdout.flush()
 

@@ -205,35 +205,10 @@ def test_channels_last_is_the_transpose_as_a_new_contiguous_array():
     assert out.flags.c_contiguous and not np.shares_memory(out, obs)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "SCHED_BATCH"), reason="Linux only")
-@pytest.mark.parametrize("batch_scheduling", [True, False])
-def test_vector_pool_threads_run_under_batch_scheduling(batch_scheduling):
-  """The C++ pool's threads (the ones its constructor started) are SCHED_BATCH by default,
-  and keep the normal policy when `batch_scheduling` is off; the env still steps."""
-  import os  # pylint: disable=import-outside-toplevel
-  env = atari_vector.AtariVectorPyEnvironment("pong", 4, num_threads=2,
-                                              batch_scheduling=batch_scheduling)
-  try:
-    assert len(env.pool_thread_ids) == 2
-    expected = os.SCHED_BATCH if batch_scheduling else os.SCHED_OTHER
-    assert [os.sched_getscheduler(t) for t in env.pool_thread_ids] == [expected] * 2
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER     # the caller's thread: untouched
-    env.reset()
-    assert env.step(np.zeros(4, np.int64)).observation.shape == (4, 84, 84, 4)
-  finally:
-    env.close()
-
-
-def test_set_batch_scheduling_skips_threads_that_ended():
-  assert atari_vector.set_batch_scheduling([2 ** 22 + 12345]) == 0
-
-
-def test_channels_last_with_a_helper_thread_is_the_same_copy():
-  from concurrent import futures  # pylint: disable=import-outside-toplevel
+def test_channels_last_into_a_given_array_is_the_same_copy():
   rng = np.random.default_rng(1)
-  with futures.ThreadPoolExecutor(1) as helper:
-    for shape in ((32, 4, 84, 84), (2, 3, 5, 7), (2, 1, 5, 7)):
-      obs = rng.integers(0, 256, size=shape, dtype=np.uint8)
-      out = np.empty((shape[0], shape[2], shape[3], shape[1]), np.uint8)
-      assert atari_vector.channels_last(obs, out, helper) is out
-      np.testing.assert_array_equal(out, obs.transpose(0, 2, 3, 1))
+  for shape in ((32, 4, 84, 84), (2, 3, 5, 7), (2, 1, 5, 7)):
+    obs = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    out = np.empty((shape[0], shape[2], shape[3], shape[1]), np.uint8)
+    assert atari_vector.channels_last(obs, out) is out
+    np.testing.assert_array_equal(out, obs.transpose(0, 2, 3, 1))

@@ -24,9 +24,9 @@ N_E, T_MAX, UPDATES = 4, 3, 4
 # The paac_tf files on the stack from `python -m paac_tf.train --gin_file=atari.gin` to the
 # optimizer's apply (tests/reader_path.py); docs/algorithms.md lists them.
 READER_PATH = [
+    "paac_tf/algorithms/paac/algorithm.py",
     "paac_tf/algorithms/paac/update.py",
     "paac_tf/api.py",
-    "paac_tf/commands/train.py",
     "paac_tf/envs/atari_vector.py",
     "paac_tf/networks/actor_critic.py",
     "paac_tf/networks/optimizers.py",

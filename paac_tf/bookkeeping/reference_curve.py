@@ -64,9 +64,13 @@ def choose(runs, config_name, env_key):
 
 def env_key(env):
   """What identifies an environment across its names: an Atari game's name ('Pong' for
-  'PongNoFrameskip-v4'), else the gymnasium id."""
-  env = names.resolve(env)
-  return env.game.name if env.is_atari else env.gymnasium_id
+  'PongNoFrameskip-v4'), else the gymnasium id. `env`: this run's `names.Environment`, or
+  a name a results folder recorded (not resolved: only read as an Atari game's name, else
+  taken as the gymnasium id)."""
+  if isinstance(env, names.Environment):
+    return env.game.name if env.is_atari else env.gymnasium_id
+  game = names.resolve_atari(str(env))
+  return game.name if game is not None else str(env)
 
 
 def find_reference(results_dir, config_name, env):

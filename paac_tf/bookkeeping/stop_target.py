@@ -96,7 +96,12 @@ def for_run(configured, target_env_name, run_env):
   reward_threshold looked up); logs the line that says which target applies and why.
   `run_env`: an Environment or a name."""
   run_env = names.resolve(run_env)
-  target_env = names.resolve(target_env_name) if target_env_name else None
+  if not target_env_name:
+    target_env = None
+  elif target_env_name == run_env.name:
+    target_env = run_env   # resolved once, by the caller
+  else:
+    target_env = names.resolve(target_env_name)
   threshold = None
   if configured is not None and target_env is not None and not names.same_environment(
       target_env, run_env):

@@ -30,14 +30,7 @@ Semantics (TF-Agents auto-reset convention, per environment):
   environment that played each game.
 Observations are NHWC uint8 `(84, 84, 4)`. Rewards in time steps are clipped (if
 configured).
-
-The C++ pool's threads run under Linux's SCHED_BATCH policy (`batch_scheduling`, on by
-default; no privilege needed): woken by `send`, they no longer preempt the thread that woke
-them, which goes on to wait in `recv` instead of being queued behind them (the
-measurements: docs/performance.md).
 """
-import os
-from concurrent import futures
 
 import numpy as np
 from tf_agents.specs import array_spec
@@ -49,26 +42,16 @@ from paac_tf.envs import episode_stats
 FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 
 
-def channels_last(obs, out=None, helper=None):
+def channels_last(obs, out=None):
   """(N, C, H, W) -> a C-contiguous (N, H, W, C) array: `out` if given, else a new one. One
-  strided copy per channel, faster than numpy's copy of the transposed view.
-  `helper` (an executor) copies the second half of the channels meanwhile (numpy releases
-  the GIL for these copies): both cores work, where one alone left the other idle between
-  the emulator's step and action selection (the measurements: docs/performance.md)."""
+  strided copy per channel: 1.7 ms at n_e 32 on this machine against 6.1 ms for numpy's copy
+  of the transposed view (`python -m tools.interleaved` measures what it gains end to end:
+  docs/performance.md)."""
   obs = np.asarray(obs)
   if out is None:
     out = np.empty((obs.shape[0], *obs.shape[2:], obs.shape[1]), obs.dtype)
-
-  def copy(channels):
-    for c in channels:
-      out[..., c] = obs[:, c]
-  half = obs.shape[1] // 2
-  if helper is None or half == 0:
-    copy(range(obs.shape[1]))
-    return out
-  rest = helper.submit(copy, range(half, obs.shape[1]))
-  copy(range(half))
-  rest.result()
+  for c in range(obs.shape[1]):
+    out[..., c] = obs[:, c]
   return out
 
 
@@ -103,28 +86,6 @@ def rom_action_meanings(rom_id, full_action_space=False):
   return [action.name for action in actions]
 
 
-def _thread_ids():
-  """The ids of this process's threads (Linux; empty elsewhere)."""
-  try:
-    return {int(tid) for tid in os.listdir("/proc/self/task")}
-  except OSError:
-    return set()
-
-
-def set_batch_scheduling(thread_ids):
-  """Puts these threads under SCHED_BATCH where the OS has it; returns how many it set."""
-  if not hasattr(os, "SCHED_BATCH"):
-    return 0
-  done = 0
-  for tid in thread_ids:
-    try:
-      os.sched_setscheduler(tid, os.SCHED_BATCH, os.sched_param(0))
-      done += 1
-    except OSError:   # the thread ended, or the OS refused: leave it as it is
-      pass
-  return done
-
-
 def _frame_numbers(info, default):
   """The frames each env's game has played (ale-py's info "episode_frame_number"); `default`
   for an env stand-in whose info lacks it."""
@@ -137,7 +98,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   def __init__(self, rom_id, num_envs, num_threads=0, seed=0, reward_clipping=True,
                episodic_life=False, fire_reset=False, noop_max=30, frameskip=4,
                frame_stack=4, repeat_action_probability=0.0, max_episode_frames=108000,
-               full_action_space=False, batch_scheduling=True):
+               full_action_space=False):
     super().__init__(handle_auto_reset=False)
     # Lazy: as in rom_action_meanings.
     from ale_py.vector_env import AtariVectorEnv  # pylint: disable=import-outside-toplevel
@@ -150,7 +111,6 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     # ale-py's use_fire_reset presses FIRE in any game whose action set holds FIRE: it is
     # only turned on where `uses_fire` agrees (then FIRE is action 1, in the set).
     self._presses_fire = presses_fire(rom_id, self._fire_reset, full_action_space)
-    threads_before = _thread_ids()
     self._env = AtariVectorEnv(
         rom_id, self._num_envs, num_threads=int(num_threads),
         repeat_action_probability=float(repeat_action_probability),
@@ -159,10 +119,6 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
         img_height=84, img_width=84, grayscale=True, stack_num=int(frame_stack),
         frameskip=int(frameskip), maxpool=True, noop_max=int(noop_max),
         episodic_life=False, reward_clipping=False, use_fire_reset=self._presses_fire)
-    # The pool's threads: those the constructor started.
-    self.pool_thread_ids = sorted(_thread_ids() - threads_before)
-    if batch_scheduling:
-      set_batch_scheduling(self.pool_thread_ids)
     self._num_actions = int(self._env.single_action_space.n)
     self._obs_spec = array_spec.BoundedArraySpec(
         (84, 84, int(frame_stack)), np.uint8, 0, 255, name="observation")
@@ -175,8 +131,6 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
     self._forced = np.full(n, _NO_ACTION, np.int64)   # the action the env plays next
     self._lives = np.zeros(n, np.int64)
     self._start_frames = np.zeros(n, np.int64)   # see start_frames
-    # A thread that converts half of each batch's frames (channels_last) beside the caller.
-    self._converter = futures.ThreadPoolExecutor(1, thread_name_prefix="channels_last")
     self._closed = False
 
   # --- PyEnvironment API -------------------------------------------------------
@@ -216,7 +170,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
       idx = np.argsort(order)
       obs, reward, terminated, truncated = obs[idx], reward[idx], terminated[idx], truncated[idx]
       info = {k: np.asarray(v)[idx] for k, v in info.items()}
-    obs = channels_last(obs, out, self._converter)
+    obs = channels_last(obs, out)
     raw = np.asarray(reward, np.float32)
     reset = self._was_last                  # the C++ env's auto-reset step
     terminated = np.asarray(terminated, bool) & ~reset
@@ -252,7 +206,7 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
 
   def _ordered(self, obs, info):
     idx = np.argsort(info["env_id"])
-    return channels_last(obs[idx], helper=self._converter)
+    return channels_last(obs[idx])
 
   # --- extras --------------------------------------------------------------------
   @property
@@ -280,5 +234,4 @@ class AtariVectorPyEnvironment(batched.BatchedPyEnvironment):
   def close(self):
     if not self._closed:
       self._closed = True
-      self._converter.shutdown(wait=True)
       self._env.close()

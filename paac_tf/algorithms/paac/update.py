@@ -74,7 +74,7 @@ def train_step(model, optimizer, settings, observations, actions, rollout, value
   """One synchronous update of `model` on a rollout (observations [T, B, ...], actions
   [T, B], `rollout` and `values` as `loss` takes them); the metrics, float32 [6] in
   METRIC_NAMES' order. `loss`: the algorithm's (PAAC's above)."""
-  flat_obs = tf.reshape(observations, [-1] + observations.shape[2:].as_list())
+  flat_obs = tf.reshape(observations, [-1] + list(observations.shape[2:]))
   with tf.GradientTape() as tape:
     logits, value_pred = model(flat_obs, training=True)
     total, metrics = loss(logits, value_pred, actions, rollout, values, settings)
