@@ -51,7 +51,7 @@ if __name__ == "__main__":
   # First of all, before the heavy imports: a stop request during the start-up counts too.
   signals.install_for_process(before_run=_stopped_before_the_run)
 
-from absl import app
+from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402
 

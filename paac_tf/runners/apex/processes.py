@@ -44,7 +44,8 @@ def parent_alive(parent_pid):
 def run_then_exit(fn):
   """Runs `fn()`, then ends the process at once (`errors.exit_now`): status 0, or
   EXIT_REPLAY_UNREACHABLE after one `error: ...` line if `fn` gave up on the replay server
-  (ReplayUnreachableError). Other errors propagate (the entry points report them: `errors.parse_flags`)."""
+  (ReplayUnreachableError). Other errors propagate (the entry points report them:
+  `errors.parse_flags`)."""
   status = 0
   try:
     fn()

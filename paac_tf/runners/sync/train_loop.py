@@ -67,7 +67,7 @@ def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_addre
       harness.check_run_config(root_dir, {"network_spec": algorithm.network_spec(
           action_spec, obs_spec, **settings.network_settings)})
       config.write_operative_config(root_dir)
-      cadence = books.make_cadence(
+      books.make_cadence(
           checkpoint_interval=settings.checkpoint_interval,
           export_interval=settings.export_interval,
           summary_interval=settings.summary_interval, start_steps=books.steps,
