@@ -11,7 +11,7 @@
   step more when an episode ended inside it, as the driver does not count the reset step;
   the buffer then drops that run's oldest step).
 
-Hyperparameters are paac_tf/configs/cartpole.gin's (n_e 16, t_max 5, the MLP (64, 64),
+Hyperparameters are configs/cartpole.gin's (n_e 16, t_max 5, the MLP (64, 64),
 learning rate 0.03 annealed to 0 over 500,000 agent steps, entropy 0.01). Stops when the
 last 100 episodes average 475 or more, and prints the steps, updates, wall time and
 final average return (its last line: JSON).
@@ -35,7 +35,7 @@ from tf_agents.utils import common
 from paac_tf.algorithms.paac import PaacTFAgent
 from paac_tf.envs import gym_adapter
 
-# paac_tf/configs/cartpole.gin's PaacAgent settings.
+# configs/cartpole.gin's paac.* settings of the optimizer and the loss.
 PAAC_SETTINGS = dict(learning_rate=0.03, rmsprop_decay=0.99, rmsprop_epsilon=0.1,
                      entropy_coef=0.01, value_coef=0.25, loss_scale=5.0, max_grad_norm=3.0,
                      gamma=0.99)

@@ -471,28 +471,34 @@ def test_config_labels_from_commands():
   # Bindings that set only the budget, stopping, game or directory are left out.
   assert label(train + "--gin_file=atari.gin --gin_bindings='train_eval.env_name=\"Breakout\"' "
                "--gin_bindings=train_eval.total_steps=2500000 "
-               "--gin_bindings=paac_train.stop_at_average_return=18.5") == "atari.gin"
-  assert label(train + "--gin_file=paac_tf/configs/atari.gin --gin_bindings=train_eval.total_"
-               "steps=2500000 --gin_bindings=PaacAgent.entropy_coef=0.01") == (
+               "--gin_bindings=paac.stop_at_average_return=18.5") == "atari.gin"
+  # Runs made before the paac.* namespace bound paac_train.* / PaacAgent.* (results/ keeps
+  # their commands): the same labels.
+  assert label(train + "--gin_file=atari.gin --gin_bindings=paac_train.stop_at_average_return="
+               "18.5 --gin_bindings=paac_train.target_env_name=Pong") == "atari.gin"
+  assert label(train + "--gin_file=paac_tf/configs/atari.gin --gin_bindings=PaacAgent."
+               "entropy_coef=0.01") == "atari.gin + entropy_coef=0.01"
+  assert label(train + "--gin_file=configs/atari.gin --gin_bindings=train_eval.total_"
+               "steps=2500000 --gin_bindings=paac.entropy_coef=0.01") == (
                    "atari.gin + entropy_coef=0.01")
-  assert label(train + "--gin_file=atari.gin --gin_bindings=\"paac_train.initializer="
+  assert label(train + "--gin_file=atari.gin --gin_bindings=\"paac.initializer="
                "'orthogonal'\"") == "atari.gin + initializer=orthogonal"
-  assert label(train + "--gin_file atari.gin --gin_bindings PaacAgent.learning_rate=0.001 "
+  assert label(train + "--gin_file atari.gin --gin_bindings paac.learning_rate=0.001 "
                "--gin_file=extra.gin") == "atari.gin + extra.gin + learning_rate=0.001"
   # A resumed run's parts: each binding once, with its last value; comments ignored.
-  assert label(train + "--gin_file=atari.gin --gin_bindings=PaacAgent.learning_rate=0.001 "
+  assert label(train + "--gin_file=atari.gin --gin_bindings=paac.learning_rate=0.001 "
                "--gin_bindings=train_eval.total_steps=1 ; then resumed with: " + train +
-               "--gin_file=atari.gin --gin_bindings=PaacAgent.learning_rate=0.002  "
-               "# and --gin_bindings=PaacAgent.entropy_coef=9") == (
+               "--gin_file=atari.gin --gin_bindings=paac.learning_rate=0.002  "
+               "# and --gin_bindings=paac.entropy_coef=9") == (
                    "atari.gin + learning_rate=0.002")
   # The same parameter of two configurables keeps their names.
-  assert label(train + "--gin_file=a.gin --gin_bindings=PaacAgent.learning_rate=1 "
+  assert label(train + "--gin_file=a.gin --gin_bindings=paac.learning_rate=1 "
                "--gin_bindings=apex_learner.learning_rate=2") == (
-                   "a.gin + PaacAgent.learning_rate=1 + apex_learner.learning_rate=2")
+                   "a.gin + paac.learning_rate=1 + apex_learner.learning_rate=2")
   assert label("make train GIN=atari.gin") is None and label("") is None
   # An explicit config in run_info.json wins; else the command's (or command.txt's).
   fast = {"config": "atari_fast.gin", "command": train + "--gin_file=atari.gin "
-          "--gin_bindings=PaacAgent.entropy_coef=0.01"}
+          "--gin_bindings=paac.entropy_coef=0.01"}
   assert run_labels.config_of(fast) == ("atari_fast.gin", True)
   assert run_labels.config_of({}, train + "--gin_file=apex_atari.gin") == (
       "apex_atari.gin", False)
@@ -510,10 +516,10 @@ def test_compare_one_row_per_folder_headline_per_exact_config_and_archive(tmp_pa
                   command=cmd % "atari.gin" + " --gin_bindings=train_eval.total_steps=5000000")
   # A variant: in the table, in no headline.
   _results_folder(str(results / "pong_entropy"), "Pong", [21.0] * 30, 10_000_000,
-                  command=cmd % "atari.gin" + " --gin_bindings=PaacAgent.entropy_coef=0.01")
+                  command=cmd % "atari.gin" + " --gin_bindings=paac.entropy_coef=0.01")
   # atari_fast.gin: explicit on Breakout (its command has bindings), derived on Boxing.
   _results_folder(str(results / "breakout_fast"), "Breakout", [40.0] * 30, 40_000_000,
-                  command=cmd % "atari.gin" + " --gin_bindings=PaacAgent.entropy_coef=0.01",
+                  command=cmd % "atari.gin" + " --gin_bindings=paac.entropy_coef=0.01",
                   config="atari_fast.gin")
   _results_folder(str(results / "boxing_fast"), "Boxing", [50.0] * 30, 40_000_000,
                   command=cmd % "atari_fast.gin" + " --gin_bindings='train_eval.env_name="
@@ -578,7 +584,7 @@ def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothi
   assert (results / "archive" / "pong_old" / "eval.json").exists()
   # The network from the folder's operative_config.gin (its run directory is elsewhere).
   (results / "pong_new" / "operative_config.gin").write_text(
-      "paac_train.network = 'arch_nips'\n")
+      "paac.network = 'arch_nips'\n")
   text, found = compare.build_report([str(results)], "compare results",
                                      link_base=str(results))
   assert [r.folder_name for r in found] == ["pong_new"] and found[0].network == "arch_nips"
@@ -801,6 +807,75 @@ print(json.dumps({"table": table, "summary": summary, "settings": settings}))
                                     "actor_full_bound_vs_emulator": 0.64,
                                     "actor_vs_full_bound_per_cpu_second": 1.1,
                                     "learner_vs_train_step": 0.75}
+
+
+def test_benchmark_table_gives_the_loop_against_its_serial_bound_and_reads_earlier_ones():
+  """The PAAC loop's row and summary ("loop"); a benchmark made before the loop was
+  Algorithm 1 alone (results/ keeps one) named its loops by their options: its plain loop
+  is the one the README reads."""
+  from tools import benchmark_tables  # pylint: disable=import-outside-toplevel
+  parts = [{"part": "env", "backend": "vector", "num_envs": 32, "steps_per_s": 4000.0},
+           {"part": "act", "network": "arch_nips", "jit": False, "obs_per_s": 8000.0},
+           {"part": "train", "network": "arch_nips", "jit": False, "samples_per_s": 8000.0}]
+  loop = {"part": "loop", "num_envs": 32, "num_workers": 8, "t_max": 5, "steps_per_s": 1500.0}
+  table, summary = benchmark_tables.summarize(parts + [loop], 32)
+  assert "| Algorithm 1 | 1500 | 0.75 | 0.38 |" in table.splitlines()
+  assert "Serial bound 1 / (1/env + 1/act + 1/train) = 2000 agent steps/s" in table
+  assert summary["loop"] == {"steps_per_s": 1500.0, "vs_bound": 0.75, "vs_env": 0.375}
+  assert benchmark_tables.loop_summary(summary) == summary["loop"]
+  earlier = [dict(loop, num_groups=g, overlap_learner=o, steps_per_s=r)
+             for g, o, r in ((1, False, 1000.0), (2, True, 1600.0))]
+  table, summary = benchmark_tables.summarize(parts + earlier, 32)
+  assert "| groups=2 overlap_learner=True | 1600 | 0.80 | 0.40 |" in table.splitlines()
+  assert "loop" not in summary
+  assert benchmark_tables.loop_summary(summary)["steps_per_s"] == 1000.0
+  assert benchmark_tables.loop_summary({}) is None
+
+
+@pytest.mark.timeout(300)
+def test_the_benchmarks_loop_makes_the_training_loops_updates(tmp_path):
+  """benchmark_parts' PAAC (the model, optimizer and compiled calls of `PaacCalls`, the
+  rollouts and updates of `Loop`) trains the same weights as `python -m paac_tf.train`'s
+  loop from the same seed: the benchmark measures the loop the CLI runs (CartPole, n_e 4,
+  t_max 3, 3 updates; in a fresh process: the CLI's run parses gin)."""
+  code = r'''
+import json
+import numpy as np
+import paac_tf
+from paac_tf.algorithms.paac import algorithm
+from paac_tf.envs import environment
+from tools import benchmark_parts
+made = []
+make_model = algorithm.Paac.make_model
+def recording(self, action_spec, observation_spec, settings, seed=None):
+  model = make_model(self, action_spec, observation_spec, settings, seed=seed)
+  made.append((model, settings, [w.copy() for w in model.get_weights()]))
+  return model
+algorithm.Paac.make_model = recording
+result = paac_tf.train("cartpole.gin", {"paac.num_envs": 4, "paac.num_workers": 0,
+                                        "paac.t_max": 3, "train_eval.total_steps": 36,
+                                        "train_eval.seed": 3}, root_dir=%r)
+(model, settings, initial), = made
+env = environment.make_environment("CartPole-v1", 4, 0, seed=3)
+try:
+  calls = benchmark_parts.PaacCalls(settings, env.observation_spec(), env.action_spec(),
+                                    seed=3, total_updates=3)
+  same_start = all(np.array_equal(a, b) for a, b in zip(initial, calls.model.get_weights()))
+  loop = benchmark_parts.Loop(env, calls, settings.t_max)
+  steps = [loop.update() for _ in range(3)]
+finally:
+  env.close()
+print(json.dumps({"updates": result.updates, "steps": steps, "same_start": same_start,
+                  "updates_applied": int(calls.optimizer.iterations.numpy()),
+                  "changed": max(float(np.abs(a - b).max())
+                                 for a, b in zip(initial, model.get_weights())),
+                  "difference": max(float(np.abs(a - b).max()) for a, b in
+                                    zip(model.get_weights(), calls.model.get_weights()))}))
+''' % str(tmp_path / "run")
+  out = run_snippet_json(code, timeout=280)
+  assert out["updates"] == 3 and out["steps"] == [12, 12, 12] and out["updates_applied"] == 3
+  assert out["same_start"] and out["changed"] > 1e-3
+  assert out["difference"] < 1e-6, out
 
 
 @pytest.mark.timeout(300)

@@ -29,6 +29,7 @@ import json
 import os
 from typing import List, Optional
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -396,4 +397,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

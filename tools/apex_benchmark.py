@@ -62,6 +62,7 @@ import sys
 import tempfile
 import time
 
+from absl import app
 from absl import flags
 from absl import logging
 import gin
@@ -123,7 +124,7 @@ def measure(quick=True, game=None, gin_file="apex_atari.gin", gin_bindings=(),
     quick: QUICK timings (~1.5 minutes with start-up on 2 cores) rather than FULL.
     game: environment (overrides train_eval.env_name of `gin_file`).
     gin_file, gin_bindings: the Ape-X config measured: a file or a list of files (a bare
-      name is looked up in paac_tf/configs/), and extra bindings.
+      name is looked up in configs/), and extra bindings.
     num_actors: actor processes (default: run_local.num_actors of the config, else
       run_local's default).
     learner_with_actors: measure the learner's loop (4.) while the actors keep writing.
@@ -413,7 +414,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+from absl import app
 from absl import flags
 import gin
 import reverb
@@ -293,7 +294,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -493,7 +494,7 @@ def write_results(out_dir, rows, provenance):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ r"""Measures speed on this machine, each loop side by side with its limits, in o
   python -m tools.benchmark --quick --parts=precision,tf_agents
 
 Parts, each in its own subprocess (so that peak RSS is per part and one part cannot slow
-another), the PAAC ones in `benchmark_parts.py`: (a) Atari env-only agent steps/s with
-random actions, vector and portable paths; (b) compiled action selection alone,
-observations/s at batch n_e; (c) compiled train step alone, samples/s at batch
-n_e * t_max, arch_nips and arch_nature, with and without XLA; (d) the full PAAC training
-loop, agent steps/s, plain and pipelined; (d') the plain loop and (a), (b), (c) again in one
+another), the PAAC ones in `benchmark_parts.py`, each built and called as the training loop
+(paac_tf/runners/sync/train_loop.py, Algorithm 1 of the PAAC paper) builds and calls it:
+(a) Atari env-only agent steps/s with random actions, vector and portable paths;
+(b) action selection alone: one rollout's t_max batched forward passes and its bootstrap
+values, per agent step at batch n_e; (c) the train step alone (`update.train_step`),
+samples/s at batch n_e * t_max, arch_nips and arch_nature, with and without XLA; (d) the
+full PAAC training loop, agent steps/s; (d') that loop and (a), (b), (c) again in one
 process, in alternating segments for several rounds, each round's ratio loop / serial
 bound and their median (the parts of one round are seconds apart, so a drift of a shared
 machine's speed, which moves separate measurements by 10-30%, affects all four alike);
@@ -17,7 +19,7 @@ machine's speed, which moves separate measurements by 10-30%, affects all four a
 arch_nature) and Ape-X's actor and learner steps, alternating in one process, and how
 much bfloat16 Q-values change the priorities' ranking (`precision_measurements.py`);
 (g) 'tf_agents': the TF-Agents baseline (ParallelPyEnvironment, its driver and replay
-buffer feeding PaacAgent's steps) beside this project's environments and loop, alternating
+buffer feeding PAAC's train step) beside this project's environments and loop, alternating
 in one process (`tf_agents_baseline.py`); (e) Ape-X
 (`tools.apex_benchmark.measure`: the actors' emulator alone, actors writing to a real
 Reverb server, the learner sampling from it, its train step alone, bytes per stored
@@ -27,8 +29,7 @@ config, the frames and wall minutes each Pong run took to a training average of 
 its machine note ('-' and its best average for a run that never got there).
 The tables (`benchmark_tables.py`) give the full PAAC loop as a ratio of the
 serial bound 1 / (1/env + 1/act + 1/train) of (a), (b), (c), and of (a) alone, and
-round by round from (d'); act and train are called as the loop calls them (concrete
-functions, no per-call argument matching); Ape-X's
+round by round from (d'); Ape-X's
 actors per process as a ratio of the emulator alone on one core, and its learner as a
 ratio of its train step alone; bfloat16 / float32 per step; this project's loop and
 environments as ratios of the TF-Agents baseline's.
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import time
 
+from absl import app
 from absl import flags
 from gin import config_parser
 
@@ -67,7 +69,7 @@ flags.DEFINE_string("gin_file", "atari.gin", "PAAC config of the PAAC parts: the
                     "n_w and t_max are its bindings unless given below.")
 flags.DEFINE_string("game", None, "Atari game (default: the PAAC config's train_eval.env_name).")
 flags.DEFINE_integer("num_envs", None, "n_e of the act / train / loop parts (default: the PAAC "
-                     "config's paac_train.num_envs).")
+                     "config's paac.num_envs).")
 flags.DEFINE_integer("t_max", None, "Rollout length (default: the PAAC config's).")
 flags.DEFINE_string("apex_gin_file", "apex_atari.gin", "Ape-X config of the 'apex' part.")
 flags.DEFINE_list("parts", None, "Only these parts (default: all): %s." % ", ".join(
@@ -79,9 +81,8 @@ flags.DEFINE_string("args", "{}", "Internal: JSON arguments of --part.")
 
 
 # What the PAAC parts take from the PAAC config: {setting: (configurable, parameter)}.
-CONFIG_SETTINGS = {"game": ("train_eval", "env_name"), "num_envs": ("paac_train", "num_envs"),
-                   "num_workers": ("paac_train", "num_workers"),
-                   "t_max": ("paac_train", "t_max")}
+CONFIG_SETTINGS = {"game": ("train_eval", "env_name"), "num_envs": ("paac", "num_envs"),
+                   "num_workers": ("paac", "num_workers"), "t_max": ("paac", "t_max")}
 
 
 def source_commit():
@@ -215,15 +216,13 @@ def run_all(quick, game, num_envs, num_workers, t_max, apex_gin_file="apex_atari
     for jit in (False, True):
       if wanted("act"):
         results.append(_run_part("act", game=game, network=net, jit=jit, num_envs=num_envs,
-                                 seconds=s))
+                                 t_max=t_max, seconds=s))
       if wanted("train"):
         results.append(_run_part("train", game=game, network=net, jit=jit, num_envs=num_envs,
                                  t_max=t_max, seconds=s))
-  loops = [(1, False), (2, False)] if quick else [(1, False), (2, False), (2, True)]
-  for groups, overlap in loops if wanted("loop") else ():
+  if wanted("loop"):
     results.append(_run_part("loop", game=game, num_envs=num_envs, num_workers=num_workers,
-                             t_max=t_max, num_groups=groups, overlap_learner=overlap,
-                             seconds=2 * s))
+                             t_max=t_max, seconds=2 * s))
   if wanted("interleaved"):
     results.append(_run_part("interleaved", game=game, num_envs=num_envs,
                              num_workers=num_workers, t_max=t_max,
@@ -313,4 +312,4 @@ def _utc(seconds):
 
 
 if __name__ == "__main__":
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

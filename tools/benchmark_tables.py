@@ -7,6 +7,26 @@ result)."""
 OWN_TABLES = ("interleaved", "precision", "tf_agents", "time_to_score")
 
 
+# The name of the training loop's row (and its summary key: "loop").
+LOOP = "Algorithm 1"
+# The summary key of the same loop in benchmarks made before the loop was Algorithm 1 alone
+# (their loop part had env groups and an overlapped learner as options): results/ keeps them.
+EARLIER_LOOP_KEY = "loop groups=1 overlap_learner=False"
+
+
+def loop_name(r):
+  """The name of a 'loop' part's row: LOOP, or an earlier benchmark's options."""
+  if "num_groups" in r:
+    return "groups=%d overlap_learner=%s" % (r["num_groups"], r.get("overlap_learner"))
+  return LOOP
+
+
+def loop_summary(summary):
+  """The training loop's {steps_per_s, vs_bound, vs_env} of a benchmark's summary (an
+  earlier benchmark's: its plain loop's), or None."""
+  return summary.get("loop") or summary.get(EARLIER_LOOP_KEY)
+
+
 def _find(results, part, **match):
   for r in results:
     if r["part"] == part and all(r.get(k) == v for k, v in match.items()) and "error" not in r:
@@ -49,10 +69,11 @@ def summarize(results, num_envs):
               "|---|---:|---:|---:|"]
     for r in results:
       if r["part"] == "loop" and "steps_per_s" in r:
-        name = "groups=%d overlap_learner=%s" % (r["num_groups"], r["overlap_learner"])
+        name = loop_name(r)
         ratio = r["steps_per_s"] / bound
-        summary["loop " + name] = {"steps_per_s": r["steps_per_s"], "vs_bound": ratio,
-                                   "vs_env": r["steps_per_s"] / env["steps_per_s"]}
+        summary["loop" + (" " + name if name != LOOP else "")] = {
+            "steps_per_s": r["steps_per_s"], "vs_bound": ratio,
+            "vs_env": r["steps_per_s"] / env["steps_per_s"]}
         lines.append("| %s | %.0f | %.2f | %.2f |" % (name, r["steps_per_s"], ratio,
                                                      r["steps_per_s"] / env["steps_per_s"]))
   interleaved = _find(results, "interleaved")
@@ -162,7 +183,7 @@ def _interleaved_table(r):
   """The loop against its serial bound, round by round, all measured in one process."""
   m = r["median"]
   lines = [
-      "The same loop (groups=1) and the three parts of its bound measured again in one "
+      "The same loop and the three parts of its bound measured again in one "
       "process, in alternating segments of %s s (env alone, act alone, train alone, loop), "
       "%d rounds, through the loop's call paths: a drift of the machine's speed affects each "
       "round's four rates alike." % (r.get("seconds"), len(r["rounds"])),

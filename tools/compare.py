@@ -20,6 +20,7 @@ import os
 import shlex
 import sys
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -119,5 +120,5 @@ def main(argv):
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 

@@ -64,8 +64,10 @@ def table(folders, steps, title):
 
 
 def draw(folders, path):
-  import matplotlib  # pylint: disable=import-outside-toplevel  (the plot extra)
+  # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
+  import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
   figure, axes = pyplot.subplots(figsize=(7, 4))
   for folder in folders:

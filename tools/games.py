@@ -20,6 +20,8 @@ sets our 10M-frame means beside Dopamine's agents at 10M frames.
 import os
 import statistics
 
+from absl import app
+
 from paac_tf import errors
 from tools import reference_scores as ref
 from tools import aggregates
@@ -208,4 +210,5 @@ def _build(results_dir, command, output, reps):
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   report_cli.define_flags()
-  errors.run_cli(lambda argv: report_cli.main(argv, "tools.games", MARKER, _build))
+  app.run(lambda argv: report_cli.main(argv, "tools.games", MARKER, _build),
+          flags_parser=errors.parse_flags)

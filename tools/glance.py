@@ -21,10 +21,12 @@ import re
 import statistics
 import sys
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
 from tools import aggregates
+from tools import benchmark_tables
 from tools import games
 from tools import reference_scores as ref
 from tools import results_table as rt
@@ -155,15 +157,18 @@ def speed_line(results_dir, folder_link):
   with open(path) as f:
     bench = json.load(f)
   summary = bench["summary"]
-  loop = summary["loop groups=1 overlap_learner=False"]
+  loop = benchmark_tables.loop_summary(summary)   # an earlier benchmark's plain loop too
+  if loop is None:
+    return "**Speed**: the benchmark in %s measured no PAAC loop." % BENCHMARK
   tf_agents = summary["tf_agents"]
   return (
       "**Speed** ([results/benchmark](%s), %d cores, no GPU, commit %s, %s UTC): the "
       "PAAC loop with `atari.gin` makes %s agent steps/s, %.2f of its parts' serial bound "
-      "(%s; in alternating rounds the median %.2f, [why](docs/performance.md#the-paac-loop-"
-      "against-its-bound)), %.2fx TF-Agents' own `ParallelPyEnvironment` + driver running "
-      "the same update: hence our own batched environments (ale-py's C++ vector env steps "
-      "%.2fx faster than TF-Agents' process and pickled observation per env)." % (
+      "(%s; in alternating rounds the median %.2f; [the loop and its speed-ups]"
+      "(docs/performance.md#the-paac-loop-and-its-speed-ups)), %.2fx TF-Agents' own "
+      "`ParallelPyEnvironment` + driver running the same update: hence our own batched "
+      "environments (ale-py's C++ vector env steps %.2fx faster than TF-Agents' process "
+      "and pickled observation per env)." % (
           folder_link, bench["machine"]["cpus"], bench.get("commit") or "?",
           bench["started_utc"], "{:,.0f}".format(loop["steps_per_s"]), loop["vs_bound"],
           "{:,.0f}".format(summary["serial_bound_steps_per_s"]),
@@ -226,4 +231,4 @@ if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   define_readme_flags()
   flags.DEFINE_integer("reps", aggregates.REPS, "Bootstrap replications of the intervals.")
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

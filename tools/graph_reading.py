@@ -27,6 +27,7 @@ import dataclasses
 import os
 
 import numpy as np
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -201,4 +202,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

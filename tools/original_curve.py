@@ -27,6 +27,7 @@ Without the run (not yet published) the table has the original's values only.
 import os
 import sys
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -195,4 +196,4 @@ def main(argv):
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

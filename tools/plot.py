@@ -19,6 +19,7 @@ import os
 import sys
 from typing import List, Optional
 
+from absl import app
 from absl import flags
 
 from paac_tf import errors
@@ -249,4 +250,4 @@ def main(argv):
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)

@@ -1,15 +1,15 @@
 """bfloat16 against float32 (the benchmark's part 'precision'): the networks' speed in both
 precisions, and what bfloat16 Q-values do to Ape-X's priorities.
 
-Speed, each step as the training code calls it (concrete functions) and at the training
-loops' batch sizes, float32 and `mixed_bfloat16` (paac_tf/networks/precision.py) measured
-in one process in alternating segments, the order swapped every round, so that a drift of
-a shared machine's speed affects both alike; each round gives the ratio bf16 / float32
+Speed, each step as the training code calls it and at the training loops' batch sizes,
+float32 and `mixed_bfloat16` (paac_tf/networks/precision.py) measured in one process in
+alternating segments, the order swapped every round, so that a drift of a shared
+machine's speed affects both alike; each round gives the ratio bf16 / float32
 (of wall-clock rates, and of rates per CPU second of this process), the table their medians:
-  PAAC act     one rollout's action selections on n_e observations (arch_nips and
+  PAAC act     one rollout's forward passes on n_e observations (arch_nips and
                arch_nature), as the loop makes them (benchmark_parts.act_calls);
-  PAAC train   the loop's update on a rollout of t_max x n_e (benchmark_parts.train_calls:
-               from stored activations where the agent stores them);
+  PAAC train   the loop's update, `update.train_step`, on a rollout of t_max x n_e
+               (benchmark_parts.train_calls);
   Ape-X act    the actor's dueling network on its batch of observations (`apex_network`'s
                default, arch_nature);
   Ape-X learn  `ApexLearnerStep.train` on a batch of replay items.
@@ -154,7 +154,6 @@ def part_precision(game, num_envs, t_max, apex_batch_size, apex_act_batch_size, 
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import precision as precision_lib  # pylint: disable=import-outside-toplevel
   from paac_tf.networks import dueling_q  # pylint: disable=import-outside-toplevel
-  from paac_tf.runners.sync import rollout  # pylint: disable=import-outside-toplevel
   steps = max(t_max, -(-apex_batch_size // num_envs) + N_STEP + 2)
   observations, rewards, step_types, num_actions = atari_frames(game, num_envs, steps)
   spec = tf.TensorSpec(observations.shape[2:], tf.uint8)
@@ -175,16 +174,17 @@ def part_precision(game, num_envs, t_max, apex_batch_size, apex_act_batch_size, 
   act_obs = observations[0]
   train_obs = observations[:t_max]
   for network in networks:
-    agents = {p: benchmark_parts.paac_agent(network, precision=p, num_actions=num_actions)
-              for p in PRECISIONS}
-    pairs["paac_act " + network] = {p: _act(a, act_obs) for p, a in agents.items()}
-    pairs["paac_train " + network] = {p: _train(a, train_obs, rewards[:t_max])
-                                      for p, a in agents.items()}
+    paac = {p: benchmark_parts.paac_calls(network, precision=p, num_actions=num_actions)
+            for p in PRECISIONS}
+    pairs["paac_act " + network] = {p: _act(c, act_obs, t_max) for p, c in paac.items()}
+    pairs["paac_train " + network] = {p: _train(c, train_obs, rewards[:t_max])
+                                      for p, c in paac.items()}
   apex_obs = np.concatenate(observations)[:apex_act_batch_size]
   q_functions = {}
   for p in PRECISIONS:
     network = dueling_q.build_q_network(num_actions, spec, precision=p)
-    q_functions[p] = rollout.concrete_function(tf.function(network), apex_obs)
+    q_functions[p] = tf.function(network).get_concrete_function(
+        tf.TensorSpec(apex_obs.shape, apex_obs.dtype))
   pairs["apex_act"] = {p: _calls(lambda f=f: f(apex_obs).numpy(), len(apex_obs))
                        for p, f in q_functions.items()}
   pairs["apex_learner"] = {p: _calls(lambda s=s: s.train(sample)[1].numpy(), apex_batch_size)
@@ -204,14 +204,14 @@ def _calls(fn, items):
   return call
 
 
-def _act(agent, observations):
-  """One rollout's action selections on `observations`, as the training loop calls them."""
+def _act(calls, observations, t_max):
+  """One rollout's forward passes on `observations`, as the training loop makes them."""
   num_envs = len(observations)
-  return benchmark_parts.act_calls(agent, num_envs, observations=observations)
+  return benchmark_parts.act_calls(calls, num_envs, t_max, observations=observations)
 
 
-def _train(agent, observations, rewards):
+def _train(calls, observations, rewards):
   """The loop's update on the real rollout [T, B, ...] (random actions, its rewards), as
   the training loop calls it."""
   num_steps, batch = rewards.shape
-  return benchmark_parts.train_calls(agent, batch, num_steps, observations, rewards)
+  return benchmark_parts.train_calls(calls, batch, num_steps, observations, rewards)

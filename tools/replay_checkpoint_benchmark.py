@@ -20,6 +20,7 @@ import os
 import tempfile
 import time
 
+from absl import app
 from absl import flags
 import numpy as np
 
@@ -171,7 +172,7 @@ def main(argv):
 
 def cli():
   _define_flags()
-  errors.run_cli(main)
+  app.run(main, flags_parser=errors.parse_flags)
 
 
 if __name__ == "__main__":

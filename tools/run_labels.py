@@ -8,7 +8,7 @@ the budget, the stopping score, the game or the run directory (IGNORED_BINDINGS)
 
   python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/x    -> atari.gin
   ... --gin_file=atari.gin --gin_bindings=train_eval.total_steps=2500000 \
-      --gin_bindings=PaacAgent.entropy_coef=0.01     -> atari.gin + entropy_coef=0.01
+      --gin_bindings=paac.entropy_coef=0.01     -> atari.gin + entropy_coef=0.01
   a command without --gin_file                                      -> None (unknown)
 
 A label without bindings (one config file) is a headline config: compare's headline
@@ -26,10 +26,13 @@ import re
 import shlex
 
 MAIN_CONFIGS = ("atari.gin", "atari_fast.gin", "apex_atari.gin")
-# `configurable.parameter` bindings that set only the budget, stopping, game or directory.
+# `configurable.parameter` bindings that set only the budget, stopping, game or directory
+# (PAAC's under both its names: `paac.*`, and `paac_train.*` in the commands of runs made
+# before the paac.* namespace, which results/ keeps).
 IGNORED_BINDINGS = ("train_eval.total_steps", "train_eval.env_name", "train_eval.root_dir",
-                    "paac_train.stop_at_average_return", "apex_learner.stop_at_average_return",
-                    "paac_train.target_env_name", "apex_learner.target_env_name")
+                    "paac.stop_at_average_return", "apex_learner.stop_at_average_return",
+                    "paac.target_env_name", "apex_learner.target_env_name",
+                    "paac_train.stop_at_average_return", "paac_train.target_env_name")
 IGNORED_PARAMETERS = ("root_dir",)
 ARCHIVE_DIR = "archive"
 # The newest checkpoints and summaries of unfinished campaign runs (tools/campaign.py save):

@@ -22,6 +22,8 @@ import os
 import statistics
 from typing import Optional
 
+from absl import app
+
 from paac_tf import errors
 from tools import reference_scores as ref
 from tools import ablation
@@ -305,4 +307,5 @@ def _build(results_dir, command, output, reps):
 if __name__ == "__main__":
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   report_cli.define_flags()
-  errors.run_cli(lambda argv: report_cli.main(argv, "tools.seeds", MARKER, _build))
+  app.run(lambda argv: report_cli.main(argv, "tools.seeds", MARKER, _build),
+          flags_parser=errors.parse_flags)

@@ -8,14 +8,17 @@ The baseline, after TF-Agents' PPO example (`agents/ppo/examples/v2`):
       preprocessing the portable backend builds (`atari_portable.make_preprocessed_atari_env`:
       AtariPreprocessing, frame stack of 4, NHWC), one process per environment;
   (b) the PAAC update: `DynamicStepDriver` over `TFPyEnvironment(ParallelPyEnvironment)`
-      with a TF policy around `PaacAgent`'s compiled action selection (the value of each
-      state in its policy info), its `run` compiled (`common.function`), n_e * t_max steps
-      a run into a `TFUniformReplayBuffer` of t_max steps (the observer that accumulates
-      the rollout); then `gather_all`, the value of the last state (one more action
-      selection), `PaacAgent`'s compiled train step, `clear`.
-Measured in one process, in alternating segments over several rounds, beside this
-project's environments (the vector env and the portable worker pool, n_w workers) and
-its loop (`RolloutRunner` on the vector env): each round's ratios, and their medians.
+      with a TF policy around the training loop's compiled action selection (the value of
+      each state in its policy info), its `run` compiled (`common.function`), n_e * t_max
+      steps a run into a `TFUniformReplayBuffer` of t_max steps (the observer that
+      accumulates the rollout); then `gather_all`, the value of the last state (the loop's
+      bootstrap forward pass), the loop's train step (`update.train_step`), `clear`.
+Both sides train the same PAAC parts, built as the training loop builds them
+(`benchmark_parts.PaacCalls`: the model from `Paac.make_model`, the optimizer from
+`make_optimizer`, `update.train_step` compiled). Measured in one process, in alternating
+segments over several rounds, beside this project's environments (the vector env and the
+portable worker pool, n_w workers) and its loop (Algorithm 1 on the vector env,
+`benchmark_parts.Loop`): each round's ratios, and their medians.
 The baseline's rate counts every agent step its environments took (a driver run takes
 one batched step more when an environment's episode ended inside it).
 """
@@ -57,9 +60,10 @@ def parallel_env(game, num_envs, seed=0):
 
 class DriverLoop:
   """The PAAC update through TF-Agents' driver and replay buffer (see the module
-  docstring). `update()` collects one rollout, trains on it, returns its agent steps."""
+  docstring), on `calls` (a `benchmark_parts.PaacCalls`). `update()` collects one rollout,
+  trains on it, returns its agent steps."""
 
-  def __init__(self, py_env, agent, t_max):
+  def __init__(self, py_env, calls, t_max):
     # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
     # the imports).
     import tensorflow as tf
@@ -67,13 +71,12 @@ class DriverLoop:
     from tf_agents.environments import tf_py_environment
     from tf_agents.replay_buffers import tf_uniform_replay_buffer
     from tf_agents.utils import common
-    from paac_tf.runners.sync import rollout
     self.env = tf_py_environment.TFPyEnvironment(py_env)
-    self.agent = agent
-    self.calls = rollout.CompiledCalls(agent)   # the synchronous runner's compiled update
+    self.calls = calls
+    self.train_step = calls.train_step   # the training loop's compiled update
     self.t_max = int(t_max)
     self.num_envs = int(self.env.batch_size)
-    self.policy = _paac_policy(self.env, agent)
+    self.policy = _paac_policy(self.env, calls.act)
     self.buffer = tf_uniform_replay_buffer.TFUniformReplayBuffer(
         self.policy.trajectory_spec, batch_size=self.num_envs, max_length=self.t_max)
     self.agent_steps = tf.Variable(0, dtype=tf.int64)
@@ -86,7 +89,7 @@ class DriverLoop:
     self.time_step = None
 
   def _train(self, final_observation):
-    """gather_all -> the train step's time-major arguments -> PaacAgent's train."""
+    """gather_all -> the train step's time-major arguments -> the loop's train step."""
     # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
     # the imports).
     import tensorflow as tf
@@ -94,10 +97,10 @@ class DriverLoop:
     # [B, T, ...] -> [T, B, ...]; T = t_max, the buffer's length (a run takes at least
     # t_max batched steps; the buffer keeps the last t_max), given as a static shape.
     traj = tf_agent.to_time_major(self.buffer.gather_all(), self.t_max)
-    observations, actions, step_data = tf_agent.rollout_arrays(traj)
-    _, bootstrap = self.agent.act(final_observation)
+    observations, actions, rollout = tf_agent.rollout_arrays(traj)
+    bootstrap = self.calls.bootstrap_values(final_observation)
     values = tf.concat([traj.policy_info, bootstrap[None]], axis=0)
-    return self.calls.train_packed(observations, actions, step_data, values)
+    return self.train_step(observations, tf.cast(actions, tf.int64), rollout, values)
 
   def restart(self):
     """Resets the environments: the next update starts new episodes."""
@@ -113,8 +116,9 @@ class DriverLoop:
     return int(self.agent_steps.numpy()) - before
 
 
-def _paac_policy(tf_env, agent):
-  """A TF-Agents TFPolicy that acts with `agent.act` and emits V(s) as its policy info."""
+def _paac_policy(tf_env, act):
+  """A TF-Agents TFPolicy that acts with `act` (observation -> (actions, values)) and
+  emits V(s) as its policy info."""
   # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
   # the imports).
   import tensorflow as tf
@@ -125,7 +129,7 @@ def _paac_policy(tf_env, agent):
 
     def _action(self, time_step, policy_state, seed):
       del seed
-      actions, values = agent.act(time_step.observation)
+      actions, values = act(time_step.observation)
       return policy_step.PolicyStep(tf.cast(actions, self.action_spec.dtype), policy_state,
                                     values)
 
@@ -143,9 +147,7 @@ def part_tf_agents(game, num_envs, num_workers, t_max, num_rounds, seconds,
   (agent steps/s) and ratios, and their medians."""
   # Lazy: TF-Agents and TensorFlow load only in the 'tf_agents' part's process (see the note above
   # the imports).
-  from paac_tf.algorithms.paac import agent as agent_lib
   from paac_tf.envs import environment
-  from paac_tf.networks import actor_critic
   started = time.monotonic()
   # The baseline's processes first, forked before TensorFlow runs anything.
   baseline_env = parallel_env(game, num_envs)
@@ -157,11 +159,12 @@ def part_tf_agents(game, num_envs, num_workers, t_max, num_rounds, seconds,
     portable = environment.make_environment(game, num_envs, num_workers, 0,
                                             atari_backend="portable")
     envs.append(portable)
-    model = actor_critic.build_actor_critic(vector.num_actions, vector.observation_spec(),
-                                            network)
-    agent = agent_lib.PaacAgent(model, total_updates=10 ** 6)
-    driver = DriverLoop(baseline_env, agent, t_max)
-    runner, ours = benchmark_parts.loop_on(vector, agent, t_max)
+    settings = benchmark_parts.paac_settings(network, num_envs=num_envs,
+                                             num_workers=num_workers, t_max=t_max)
+    calls = benchmark_parts.PaacCalls(settings, vector.observation_spec(),
+                                      vector.action_spec())
+    driver = DriverLoop(baseline_env, calls, t_max)
+    loop = benchmark_parts.Loop(vector, calls, t_max)
     for env in envs:
       env.reset()
     # name: (what to do before its segment, the segment's callable)
@@ -169,7 +172,7 @@ def part_tf_agents(game, num_envs, num_workers, t_max, num_rounds, seconds,
                 "vector_env": (None, benchmark_parts.random_steps(vector)),
                 "portable_env": (None, benchmark_parts.random_steps(portable)),
                 "baseline_loop": (driver.restart, driver.update),
-                "loop": (runner.start, ours)}
+                "loop": (loop.start, loop.update)}
     per_round = []
     for _ in range(int(num_rounds)):
       rates = {}

@@ -12,6 +12,8 @@ minutes depend on the machine and its load: each row has its run's machine note.
 never got to 18 shows its best training average. Regenerated with the other reports by
 tools/publish_run.py.
 """
+from absl import app
+
 from paac_tf import errors
 from tools import ablation
 from tools import benchmark_tables
@@ -32,5 +34,5 @@ def _build(results_dir, command, output, reps):
 
 if __name__ == "__main__":
   report_cli.define_flags(intervals=False)
-  errors.run_cli(lambda argv: report_cli.main(argv, "tools.time_to_score", MARKER,
-                                              _build))
+  app.run(lambda argv: report_cli.main(argv, "tools.time_to_score", MARKER, _build),
+          flags_parser=errors.parse_flags)

@@ -76,19 +76,30 @@ def _drop_gin_resource_reader(record):
   return record.module != "resource_reader"
 
 
-# Configurables that are gone, and the namespace that holds their settings now.
-RENAMED = {"paac_train": "paac", "PaacAgent": "paac"}
-# Settings that are gone, and why.
-REMOVED = {
-    "overlap_learner": "the loop is the original's order (runners/sync/train_loop.py)",
-    "reuse_activations": "the gradients come from a GradientTape over the model",
-    "num_groups": "all n_e environments step as one batch",
-}
+# Configurables that are gone: {old name: the namespace that holds their settings now};
+# settings that are gone: {(configurable, parameter): why}. Each module that moved or
+# removed a setting declares it beside its configurable (`moved`, `removed`).
+_MOVED = {}
+_REMOVED = {}
+
+
+def moved(old_configurables, namespace):
+  """Declares that the settings of `old_configurables` (e.g. 'paac_train') are `namespace`'s
+  now: a binding of an old one is refused with one line naming the new binding."""
+  for name in old_configurables:
+    _MOVED[name] = namespace
+
+
+def removed(configurables, parameter, why):
+  """Declares that `parameter` of each of `configurables` is gone, and `why`."""
+  for name in configurables:
+    _REMOVED[(name, parameter)] = why
 
 
 def check_renamed(text, where):
   """Raises a ConfigError on the first binding of `text` (a gin file's or the bindings',
-  `where`) to a configurable or setting that is gone, naming what replaced it."""
+  `where`) to a configurable or setting that is gone (`moved`, `removed`), naming what
+  replaced it or why it went."""
   try:
     statements = list(config_parser.ConfigParser(
         text, gin.config.ParserDelegate(skip_unknown=True)))
@@ -99,16 +110,13 @@ def check_renamed(text, where):
       continue
     old = "%s.%s" % (statement.selector, statement.arg_name)
     configurable = statement.selector.rpartition(".")[2]
-    if statement.arg_name in REMOVED and configurable in RENAMED:
-      raise errors.ConfigError("%s (%s): this setting was removed: %s." % (
-          old, where, REMOVED[statement.arg_name]))
-    if configurable in RENAMED:
-      raise errors.ConfigError("%s (%s) is now %s.%s: PAAC's settings are one namespace "
+    why = _REMOVED.get((configurable, statement.arg_name))
+    if why:
+      raise errors.ConfigError("%s (%s): this setting was removed: %s." % (old, where, why))
+    if configurable in _MOVED:
+      raise errors.ConfigError("%s (%s) is now %s.%s: the settings are one namespace now "
                                "(configs/atari.gin shows them)." % (
-                                   old, where, RENAMED[configurable], statement.arg_name))
-    if statement.arg_name in REMOVED and configurable == "make_environment":
-      raise errors.ConfigError("%s (%s): this setting was removed: %s." % (
-          old, where, REMOVED[statement.arg_name]))
+                                   old, where, _MOVED[configurable], statement.arg_name))
 
 
 def parse(gin_files, gin_bindings):

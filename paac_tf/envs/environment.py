@@ -8,6 +8,10 @@ from paac_tf.envs import batched
 from paac_tf.envs import factory
 from paac_tf.envs import names
 from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
+
+
+config.removed(("make_environment",), "num_groups", "all n_e environments step as one batch")
 
 
 @checks.configurable(module="paac_tf.envs",

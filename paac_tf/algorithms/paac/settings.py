@@ -12,12 +12,19 @@ run's cadence (checkpoints, summaries, exports, the stop-at-return target). The 
 import dataclasses
 
 from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
 from paac_tf.bookkeeping import stop_target
 from paac_tf.networks import precision as precision_lib
 from paac_tf.networks import torsos
 
 
 NAMESPACE = "paac"
+# Before this namespace: the runner's `paac_train.*` and the agent's `PaacAgent.*`.
+config.moved(("paac_train", "PaacAgent"), NAMESPACE)
+config.removed(("paac_train", "PaacAgent", NAMESPACE), "overlap_learner",
+               "the loop is the original's order (runners/sync/train_loop.py)")
+config.removed(("paac_train", "PaacAgent", NAMESPACE), "reuse_activations",
+               "the gradients come from a GradientTape over the model")
 
 
 @checks.configurable(NAMESPACE)

@@ -74,22 +74,31 @@ def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_addre
           export=lambda at: books.export(model, obs_spec, at, network=settings.network),
           network=model, finite_keys=("Losses/total", "Optimizer/global_norm"))
 
-      compiled = functools.partial(tf.function, jit_compile=settings.jit_compile)
-
-      @compiled
-      def act(observation):
-        """One batched forward pass; a sample of each row's policy, and its value."""
-        logits, values = model(observation)
-        seeds = rng.uniform_full_int([2], tf.int32)
-        return tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0], values
-
-      bootstrap_values = compiled(lambda observation: model(observation)[1])
-      train_step = compiled(functools.partial(algorithm.train_step, model, optimizer, settings,
-                                              loss=algorithm.loss))
+      act, bootstrap_values, train_step = compile_calls(algorithm, model, optimizer, rng,
+                                                        settings)
       return _train(envs, act, bootstrap_values, train_step, algorithm.metric_names, t_max,
                     total_steps, books, optimizer, target, stop)
     finally:
       envs.close()
+
+
+def compile_calls(algorithm, model, optimizer, rng, settings):
+  """The loop's three calls, each one `tf.function` (XLA with `settings.jit_compile`):
+  act(observations) -> (actions, values), bootstrap_values(observations) -> V(s_T),
+  train_step(observations, actions, rollout, values) -> the metrics vector (the update)."""
+  compiled = functools.partial(tf.function, jit_compile=settings.jit_compile)
+
+  @compiled
+  def act(observation):
+    """One batched forward pass; a sample of each row's policy, and its value."""
+    logits, values = model(observation)
+    seeds = rng.uniform_full_int([2], tf.int32)
+    return tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0], values
+
+  bootstrap_values = compiled(lambda observation: model(observation)[1])
+  train_step = compiled(functools.partial(algorithm.train_step, model, optimizer, settings,
+                                          loss=algorithm.loss))
+  return act, bootstrap_values, train_step
 
 
 def _train(envs, act, bootstrap_values, train_step, metric_names, t_max, total_steps, books,
