@@ -7,7 +7,7 @@ segment's end: the bootstrap values the runner passes are ignored), and descends
 -mean(log pi(a_t|s_t) * (G_t - V(s_t))) + mean((G_t - V(s_t))^2) / 2 on PAAC's actor-critic
 network with PAAC's optimizer. A gin config imports this module (`import
 reinforce_algorithm`), which registers the algorithm; `train_eval.algorithm = 'reinforce'`
-then trains it with `python -m paac_tf.train` (the runner's settings are `paac_train`'s),
+then trains it with `python -m paac_tf.train` (the runner's settings are the `paac.*` ones),
 and export, evaluation and `paac_tf.load_policy` work as for the package's own algorithms.
 """
 import tensorflow as tf
@@ -27,21 +27,23 @@ def discounted_returns(rewards, discounts, next_is_last, gamma):
                  reverse=True)
 
 
-def reinforce_loss(agent, outputs, actions, rollout_steps, values):
+def reinforce_loss(logits, baseline, actions, rollout, values, settings):
   """Policy gradient with the baseline, and the baseline's regression to the returns (means
-  over the valid steps, not those from a LAST step)."""
+  over the valid steps, not those from a LAST step): update.loss's arguments (the model's
+  logits [T * B, A] and values [T * B], actions [T, B], the rollout [4, T, B], the acting
+  values [T + 1, B], the settings: gamma), its (total, metrics) with the one metric
+  Losses/total (train_step adds the learning rate and the gradient's norm)."""
   del values   # no bootstrap: the returns end with the segment
-  logits, baseline = outputs
-  rewards, discounts, next_is_last, is_last = tf.unstack(rollout_steps)
-  returns = tf.reshape(discounted_returns(rewards, discounts, next_is_last > 0.5, agent.gamma),
-                       [-1])
+  rewards, discounts, next_is_last, is_last = tf.unstack(rollout)
+  returns = tf.reshape(
+      discounted_returns(rewards, discounts, next_is_last > 0.5, settings.gamma), [-1])
   valid = tf.reshape(1.0 - is_last, [-1])
   advantages = tf.stop_gradient(returns - baseline)
   log_probs = tf.gather(tf.nn.log_softmax(tf.cast(logits, tf.float32)),
                         tf.reshape(actions, [-1]), batch_dims=1)
   loss = tf.reduce_sum(valid * (-log_probs * advantages + 0.5 * (returns - baseline) ** 2))
   loss = loss / tf.maximum(tf.reduce_sum(valid), 1.0)
-  return loss, {"Losses/total": loss}
+  return loss, (loss,)
 
 
 class Reinforce(paac_algorithm.Paac):

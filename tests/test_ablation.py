@@ -93,7 +93,7 @@ def test_time_to_score_per_config_leaves_out_pauses_archive_and_other_games(tmp_
   # An explicit config wins over the command's.
   _publish(tmp_path / "pong_fast", [(m, 0.0, -5.0), (2 * m, 180.0, 18.0)],
            command="python -m paac_tf.train --gin_file=atari.gin "
-                   "--gin_bindings=PaacAgent.entropy_coef=0.01", config="atari_fast.gin")
+                   "--gin_bindings=paac.entropy_coef=0.01", config="atari_fast.gin")
   _publish(tmp_path / "archive" / "pong_old", [(m, 0.0, 19.0)],
            command="python -m paac_tf.train --gin_file=atari.gin")
   _publish(tmp_path / "breakout", [(m, 0.0, 30.0)], env_name="Breakout",

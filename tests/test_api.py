@@ -19,7 +19,7 @@ from paac_tf.bookkeeping import last_stop
 
 README = os.path.join(REPO, "README.md")
 # CartPole in a few seconds: 400 agent steps (5 updates of n_e 16 x t_max 5), in-process.
-SHORT = ["train_eval.total_steps=400", "paac_train.num_workers=0"]
+SHORT = ["train_eval.total_steps=400", "paac.num_workers=0"]
 
 
 def _operative(result):
@@ -68,11 +68,11 @@ def test_readme_script_runs(tmp_path, capsys):
 
 @pytest.mark.timeout(300)
 def test_two_trainings_in_one_process_do_not_share_bindings(tmp_path):
-  first = paac_tf.train("cartpole.gin", SHORT + ["paac_train.t_max=4"],
+  first = paac_tf.train("cartpole.gin", SHORT + ["paac.t_max=4"],
                         root_dir=str(tmp_path / "a"))
   second = paac_tf.train(["cartpole.gin"], SHORT, root_dir=str(tmp_path / "b"))
-  assert "paac_train.t_max = 4" in _operative(first)
-  assert "paac_train.t_max = 5" in _operative(second)
+  assert "paac.t_max = 4" in _operative(first)
+  assert "paac.t_max = 5" in _operative(second)
   assert first.updates == 7 and second.updates == 5   # ceil(400 / (16 * t_max))
   # The same root_dir again resumes: nothing left to do at 400 steps.
   again = paac_tf.train(["cartpole.gin"], SHORT, root_dir=second.root_dir)
@@ -124,7 +124,7 @@ def test_train_errors_are_user_errors(tmp_path):
   with pytest.raises(errors.ConfigError, match="atarri.gin.*not found"):
     paac_tf.train("atarri.gin", root_dir=str(tmp_path))
   with pytest.raises(errors.ConfigError, match="num_envz"):
-    paac_tf.train("cartpole.gin", ["paac_train.num_envz=3"], root_dir=str(tmp_path))
+    paac_tf.train("cartpole.gin", ["paac.num_envz=3"], root_dir=str(tmp_path))
 
 
 @gin.configurable("round_trip")
@@ -157,13 +157,13 @@ def test_dict_binding_values_gin_cannot_write_are_config_errors():
 
 def test_train_takes_a_dict_of_bindings(tmp_path):
   result = paac_tf.train("cartpole.gin", bindings={
-      "train_eval.total_steps": 400, "paac_train.num_workers": 0,
-      "train_eval.env_name": "Acrobot-v1", "paac_train.mlp_units": [32, 32],
-      "paac_train.export_interval": None}, root_dir=str(tmp_path / "run"))
+      "train_eval.total_steps": 400, "paac.num_workers": 0,
+      "train_eval.env_name": "Acrobot-v1", "paac.mlp_units": [32, 32],
+      "paac.export_interval": None}, root_dir=str(tmp_path / "run"))
   assert (result.agent_steps, result.updates, result.reason) == (400, 5, "done")
   operative = _operative(result)
   assert "train_eval.env_name = 'Acrobot-v1'" in operative
-  assert "paac_train.mlp_units = [32, 32]" in operative
+  assert "paac.mlp_units = [32, 32]" in operative
 
 
 def test_unknown_keyword_is_one_user_error_line():

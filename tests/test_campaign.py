@@ -180,3 +180,29 @@ def test_the_runs_a_run_shared_the_machine_with_outlive_their_directories(tmp_pa
   assert campaign.overlapped(plan, long_run) == []
   assert campaign.shared_with(plan, long_run) == ["beside"]
   assert campaign.load_note(plan, long_run) == "2 cores, under load: shared with beside"
+
+
+def test_a_published_run_whose_directory_is_gone_shows_its_commands_and_commit(tmp_path,
+                                                                               monkeypatch):
+  """On a new machine a finished run's campaign.json is gone: the report reads what the
+  run did from its published run_info.json (its ';'-separated commands and commit), not
+  the plan's command marked '(not yet run)'."""
+  plan = {"runs_dir": str(tmp_path), "runs": [
+      {"name": "done_run", "item": "x", "config": "atari.gin", "args": ["--gin_file=atari.gin"],
+       "stages": [1000, 2000]},
+      {"name": "queued_run", "item": "y", "config": "atari.gin",
+       "args": ["--gin_file=atari.gin"], "stages": [1000]}]}
+  info = {"command": "python -m paac_tf.train --a ; then resumed with: python -m paac_tf.train "
+                     "--b", "commit": "c5355565e0b12472bbb78db0150c0e871cb37aeb",
+          "agent_steps": 2000}
+  monkeypatch.setattr(campaign, "published_info",
+                      lambda r: info if r["name"] == "done_run" else {})
+  monkeypatch.setattr(campaign, "published_steps",
+                      lambda r: 2000 if r["name"] == "done_run" else 0)
+  path = tmp_path / "CAMPAIGN.md"
+  campaign.write_report(plan, str(path))
+  rows = {line.split("`")[1]: line for line in path.read_text().splitlines()
+          if line.startswith("| `")}
+  assert "| c535556 | `python -m paac_tf.train --a`<br>`then resumed with: python -m " \
+         "paac_tf.train --b` |" in rows["done_run"]
+  assert "(not yet run)" not in rows["done_run"] and "(not yet run)" in rows["queued_run"]

@@ -1,4 +1,4 @@
-"""The shipped configs (paac_tf/configs/, package data): each one parses and passes the CLI's
+"""The shipped configs (configs/, package data): each one parses and passes the CLI's
 checks in process; and (`make test-system`) each one runs through the CLI from a directory
 outside the repository (bare names and `include`s resolve inside the package), shortened by
 bindings to a few hundred agent steps."""
@@ -18,7 +18,7 @@ from paac_tf.bookkeeping import config
 train_eval.load_configurables()   # the configurables the configs name
 
 SHORT = "--gin_bindings=train_eval.total_steps=%d"
-PAAC_SMALL = ("--gin_bindings=paac_train.num_envs=8", "--gin_bindings=paac_train.num_workers=1")
+PAAC_SMALL = ("--gin_bindings=paac.num_envs=8", "--gin_bindings=paac.num_workers=1")
 APEX_SMALL = ("--gin_bindings=run_local.num_actors=1",
               "--gin_bindings=apex_replay.learning_starts=200",
               "--gin_bindings=apex_replay.capacity=10000")

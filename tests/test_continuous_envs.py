@@ -1,5 +1,5 @@
-"""Continuous (gymnasium `Box`) actions through the adapter, the worker pool, the factory and
-the grouped env: specs, clipping, float arrays reaching the envs, shapes, LAST/auto-reset,
+"""Continuous (gymnasium `Box`) actions through the adapter, the worker pool and the factory:
+specs, clipping, float arrays reaching the envs, shapes, LAST/auto-reset,
 in-process vs workers, and the refused action spaces with their one-line messages."""
 import functools
 import re
@@ -16,7 +16,6 @@ from paac_tf import errors
 from paac_tf.envs import batched
 from paac_tf.envs import factory
 from paac_tf.envs import gym_adapter
-from paac_tf.envs import grouped
 from paac_tf.envs.gym_adapter import GymnasiumPyEnvironment, UnsupportedSpaceError
 from paac_tf.envs.worker_pool import ParallelBatchedPyEnvironment
 
@@ -191,7 +190,7 @@ def test_refused_action_spaces_have_one_line_errors_naming_env_and_space(kind):
     gym_adapter.action_spec_from_space(REFUSED[kind][0](), "my-env")
 
 
-# --- the worker pool, the factory, the grouped env --------------------------------------
+# --- the worker pool, the factory --------------------------------------------------------
 def test_pool_in_process_and_workers_agree_on_echo_env():
   actions = [np.array([[0.5], [-0.25], [3.0], [1.0]]),       # env 2 clipped to high: LAST
              np.array([[-9.0], [2.0], [0.0], [0.75]], np.float32),   # 1 LAST, 2 FIRST
@@ -318,20 +317,3 @@ def test_factory_refuses_unsupported_action_spaces_in_this_process(kind):
   with pytest.raises(UnsupportedSpaceError, match=REFUSED[kind][1]) as info:
     factory.make_batched_env("PaacTestRefused-%s-v0" % kind, 2, num_workers=2)
   assert "\n" not in str(info.value) and "PaacTestRefused-%s-v0" % kind in str(info.value)
-
-
-def test_grouped_env_splits_float_actions_along_the_batch():
-  groups = [ParallelBatchedPyEnvironment(echo_fns(2, shape=(3,)), 0),
-            ParallelBatchedPyEnvironment(echo_fns(2, shape=(3,)), 0)]
-  env = grouped.GroupedBatchedPyEnvironment(groups)
-  try:
-    assert env.action_spec() == groups[0].action_spec() and env.batch_size == 4
-    assert getattr(env, "num_actions", None) is None
-    env.reset()
-    actions = np.arange(12, dtype=np.float32).reshape(4, 3) / 10.0
-    t = env.step(actions)
-    np.testing.assert_allclose(t.observation[:, :3], actions)
-    with pytest.raises(ValueError, match=r"Expected actions of shape \(2, 3\)"):
-      env.send(np.zeros((4, 2)))
-  finally:
-    env.close()

@@ -80,8 +80,8 @@ def test_bad_module_colon_ids_are_clear_errors(name, message):
 def test_paac_trains_on_a_custom_env_with_workers_through_the_cli(tmp_path, bindings):
   root = str(tmp_path / "run")
   flags = ["--gin_bindings=%s" % b for b in bindings + [
-      "train_eval.total_steps=800", "paac_train.num_envs=4", "paac_train.num_workers=2",
-      "paac_train.stop_at_average_return=None"]]
+      "train_eval.total_steps=800", "paac.num_envs=4", "paac.num_workers=2",
+      "paac.stop_at_average_return=None"]]
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root, *flags)
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert "Result: {'agent_steps': 800" in proc.stderr, proc.stderr[-3000:]

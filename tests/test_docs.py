@@ -3,7 +3,7 @@
 Checked in each document: markdown links and images to local files (relative to the
 document; `#anchors` against the target's headings), repository paths in inline code
 (`paac_tf/...`, `tests/...`, `tools/...`, `results/...`, `docs/...`), test files
-(`test_x.py`, in tests/) and configs (`x.gin`, in paac_tf/configs/) named in inline code, and
+(`test_x.py`, in tests/) and configs (`x.gin`, in configs/) named in inline code, and
 the modules and scripts of `python -m paac_tf...` / `python tools/...` commands.
 """
 import glob
@@ -98,7 +98,7 @@ def test_paths_named_in_inline_code_exist(doc):
     elif _TEST_FILE.match(span):
       path = os.path.join("tests", span)
     elif _GIN_FILE.match(span):
-      path = os.path.join("paac_tf", "configs", span)
+      path = os.path.join("configs", span)
     else:
       continue
     if not os.path.exists(os.path.join(REPO, path)):

@@ -41,8 +41,8 @@ def test_the_environment_resolves_once_and_goes_down_typed(counted):
 def test_a_paac_run_checks_its_environment_once(counted, tmp_path):
   gin.clear_config()
   try:
-    config.parse(["cartpole.gin"], ["train_eval.total_steps = 64", "paac_train.num_envs = 4",
-                                    "paac_train.num_workers = 0"])
+    config.parse(["cartpole.gin"], ["train_eval.total_steps = 64", "paac.num_envs = 4",
+                                    "paac.num_workers = 0"])
     result = train_eval.train_eval(root_dir=str(tmp_path / "run"))
   finally:
     gin.clear_config()
@@ -80,7 +80,7 @@ def built(monkeypatch):
   names._resolve.cache_clear()  # pylint: disable=protected-access
 
 
-RUN = ["train_eval.total_steps = %d", "paac_train.num_envs = 4", "paac_train.num_workers = 2",
+RUN = ["train_eval.total_steps = %d", "paac.num_envs = 4", "paac.num_workers = 2",
        "train_eval.seed = 7"]
 
 

@@ -233,7 +233,7 @@ def test_bad_policy_dirs(tmp_path):
 
 
 def test_cli_runs(cartpole_policy, tmp_path):
-  # Bad input exits 2 with one `error:` line through the same run_cli (test_export).
+  # Bad input exits 2 with one `error:` line, as every entry point (errors.parse_flags).
   proc = run_module("paac_tf.evaluate", "--policy_dir=%s" % cartpole_policy, "--episodes=3",
                     "--output_dir=%s" % (tmp_path / "out"), timeout=240)
   assert proc.returncode == 0, proc.stderr[-3000:]

@@ -14,6 +14,7 @@ import tensorflow as tf
 from tf_agents.specs import array_spec
 
 from conftest import run_module
+import paac_tf
 from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.runners import harness
@@ -124,7 +125,7 @@ def test_atari_preprocessing_metadata(pong):
   assert (pre["frameskip"], pre["frame_stack"], pre["repeat_action_probability"]) == (4, 4, 0.0)
   config = ("make_environment.noop_max = 7\n"
             "paac_tf.envs.make_environment.episodic_life = True\n"
-            "make_environment.num_groups = 2\n"
+            "make_environment.num_groups = 2\n"           # an old run's (since removed)
             "other/make_environment.noop_max = 9\n"       # scoped: not the run's env
             "make_environment_x.reward_clipping = False\n")  # another configurable
   pre = run_settings.preprocessing_metadata("ALE/Breakout-v5", config)
@@ -399,11 +400,10 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
   run_config.json; export rebuilds the network from it, with no operative config (the
   defaults would not fit the checkpoint). A run recorded before the spec was resumes, and
   gets it; a resume with another network setting is refused."""
-  from paac_tf.runners.sync import train_loop  # pylint: disable=import-outside-toplevel
   root = tmp_path / "run"
-  kwargs = dict(root_dir=str(root), env_name="CartPole-v1", total_steps=40, num_envs=4,
-                num_workers=0, network="mlp", mlp_units=(16,), initializer="orthogonal")
-  train_loop.paac_train(**kwargs)
+  bindings = {"train_eval.total_steps": 40, "paac.num_envs": 4, "paac.num_workers": 0,
+              "paac.mlp_units": (16,), "paac.initializer": "orthogonal"}
+  paac_tf.train("cartpole.gin", bindings, root_dir=str(root))
   obs, env_spec, _ = _real_observations("CartPole-v1", 4, 3)
   run_config_path = root / "train" / "run_config.json"
   recorded = json.loads(run_config_path.read_text())["network_spec"]
@@ -412,7 +412,9 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
   assert specs.observation_spec(recorded) == env_spec
 
   os.remove(root / "operative_config.gin")
-  path = checkpoint_export.export_checkpoint(str(root), greedy=True)
+  # (Elsewhere than the run's policies/: the run exported its final version 40 there.)
+  path = checkpoint_export.export_checkpoint(str(root), export_dir=str(tmp_path / "exports"),
+                                             greedy=True)
   meta = loading.read_metadata(path)
   assert meta["run_config"]["network_spec"] == recorded and meta["operative_config"] == ""
   trained = actor_critic.build_actor_critic(2, env_spec, torso="mlp", mlp_units=(16,),
@@ -428,11 +430,12 @@ def test_export_of_a_run_uses_its_recorded_network_spec(tmp_path):
   old = json.loads(run_config_path.read_text())
   del old["network_spec"]
   run_config_path.write_text(json.dumps(old))
-  train_loop.paac_train(**kwargs)                   # nothing left to train: resumes, stops
+  paac_tf.train("cartpole.gin", bindings, root_dir=str(root))   # nothing left: resumes, stops
   assert json.loads(run_config_path.read_text()) == {**old, "network_spec": recorded}
   before = run_config_path.read_text()
   with pytest.raises(errors.CheckpointMismatchError, match="network_spec"):
-    train_loop.paac_train(**{**kwargs, "initializer": "torch"})
+    paac_tf.train("cartpole.gin", {**bindings, "paac.initializer": "torch"},
+                  root_dir=str(root))
   assert run_config_path.read_text() == before
 
 

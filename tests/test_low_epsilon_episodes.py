@@ -9,7 +9,6 @@ from tf_agents.trajectories import time_step as ts
 
 from paac_tf.envs import environment
 from paac_tf.envs import episode_stats
-from paac_tf.envs import grouped
 from paac_tf.envs.worker_pool import ParallelBatchedPyEnvironment
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import replay
@@ -36,38 +35,35 @@ def test_episode_stats_records_the_env_index():
   assert stats.pop_finished() == [(6.0, 2), (7.0, 2)]   # default: (return, length) pairs
 
 
-def test_worker_pool_and_grouped_env_report_rows_of_the_whole_batch():
+def test_worker_pool_reports_rows_of_the_whole_batch():
   """Scripted envs (action 0 goes on, 1 truncates, 2 terminates; reward 5 * (action + 1))
-  in two groups of 2 and 3 (in-process and one worker): group B's rows are offset by 2."""
-  group_a = ParallelBatchedPyEnvironment(scripted_fns(2), 0)
-  group_b = ParallelBatchedPyEnvironment(scripted_fns(3), 1)
-  env = grouped.GroupedBatchedPyEnvironment([group_a, group_b])
+  in two worker processes of 2 each: each episode's index is its row of the whole batch
+  (the second worker's rows are 2 and 3, not its own 0 and 1)."""
+  env = ParallelBatchedPyEnvironment(scripted_fns(4), 2)
   try:
+    assert env.num_workers == 2
     env.reset()
-    t = env.step([CONTINUE, TERMINATE, TRUNCATE, CONTINUE, TERMINATE])
-    assert t.step_type.tolist() == [1, LAST, LAST, 1, LAST]
+    t = env.step([CONTINUE, TERMINATE, TRUNCATE, TERMINATE])
+    assert t.step_type.tolist() == [1, LAST, LAST, LAST]
     assert env.pop_finished_episodes(with_env_index=True) == [
-        (15.0, 1, 1), (10.0, 1, 2), (15.0, 1, 4)]
-    # Rows 1, 2, 4 restart (FIRST, their actions ignored); rows 0 and 3 end after 2 steps.
-    env.step([TERMINATE, CONTINUE, CONTINUE, TRUNCATE, CONTINUE])
-    assert env.pop_finished_episodes(with_env_index=True) == [(20.0, 2, 0), (15.0, 2, 3)]
-    env.step([CONTINUE, CONTINUE, TERMINATE, CONTINUE, CONTINUE])   # rows 0, 3: FIRST
+        (15.0, 1, 1), (10.0, 1, 2), (15.0, 1, 3)]
+    # Rows 1, 2, 3 restart (FIRST, their actions ignored); row 0 ends after 2 steps.
+    env.step([TERMINATE, CONTINUE, CONTINUE, TRUNCATE])
+    assert env.pop_finished_episodes(with_env_index=True) == [(20.0, 2, 0)]
+    env.step([CONTINUE, CONTINUE, TERMINATE, CONTINUE])   # row 0: FIRST
     assert env.pop_finished_episodes() == [(15.0, 1)]   # default: (return, length) pairs
-    env.step([CONTINUE, TERMINATE, CONTINUE, TERMINATE, CONTINUE])   # row 2: FIRST
-    # A group alone numbers its own rows: global row 3 is group B's row 1.
-    assert group_a.pop_finished_episodes(with_env_index=True) == [(20.0, 2, 1)]
-    assert group_b.pop_finished_episodes(with_env_index=True) == [(15.0, 1, 1)]
+    env.step([CONTINUE, TERMINATE, CONTINUE, TERMINATE])   # row 2: FIRST
+    assert env.pop_finished_episodes(with_env_index=True) == [(20.0, 2, 1), (20.0, 2, 3)]
   finally:
     env.close()
 
 
-def test_grouped_cartpole_episodes_match_the_rows_that_ended():
-  """make_environment's groups (2 x 2 CartPoles): each episode's index is the row whose LAST
-  step ended it, its length that row's steps since its previous episode."""
-  env = environment.make_environment("CartPole-v1", num_envs=4, num_workers=0, seed=3,
-                                     num_groups=2)
+def test_cartpole_episodes_match_the_rows_that_ended():
+  """make_environment's batch (4 CartPoles in 2 worker processes): each episode's index is
+  the row whose LAST step ended it, its length that row's steps since its previous
+  episode."""
+  env = environment.make_environment("CartPole-v1", num_envs=4, num_workers=2, seed=3)
   try:
-    assert isinstance(env, grouped.GroupedBatchedPyEnvironment)
     env.reset()
     rng = np.random.default_rng(0)
     lengths = np.zeros(4, int)

@@ -1,50 +1,111 @@
-"""PAAC losses against hand-computed values."""
+"""PAAC's loss (algorithms/paac/update.py) against hand-computed values."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from paac_tf.algorithms.paac import losses
+from paac_tf.algorithms.paac import settings as settings_lib
+from paac_tf.algorithms.paac import update
 
 LOGITS = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.6, 0.3]], np.float32))
+H0 = -(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25))
+H1 = -(0.1 * np.log(0.1) + 0.6 * np.log(0.6) + 0.3 * np.log(0.3))
 
 
 def test_policy_loss():
   # -(log .5 * 2 + log .6 * -1) / 2
-  got = losses.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32),
+  got = update.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32),
                            np.ones(2, np.float32))
   np.testing.assert_allclose(got.numpy(), -(np.log(0.5) * 2 - np.log(0.6)) / 2, rtol=1e-5)
 
 
 def test_policy_loss_masks_invalid_samples():
-  got = losses.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32),
+  got = update.policy_loss(LOGITS, [0, 1], np.array([2.0, -1.0], np.float32),
                            np.array([1.0, 0.0], np.float32))
   np.testing.assert_allclose(got.numpy(), -np.log(0.5) * 2, rtol=1e-5)
+
+
+def test_policy_loss_takes_int64_actions():
+  """The loop's actions are int64 (stateless_categorical's)."""
+  got = update.policy_loss(LOGITS, tf.constant([0, 1], tf.int64),
+                           np.array([2.0, -1.0], np.float32), np.ones(2, np.float32))
+  np.testing.assert_allclose(got.numpy(), -(np.log(0.5) * 2 - np.log(0.6)) / 2, rtol=1e-5)
 
 
 def test_policy_loss_does_not_backprop_into_advantages():
   adv = tf.Variable([2.0, -1.0])
   with tf.GradientTape() as tape:
-    loss = losses.policy_loss(LOGITS, [0, 1], adv, tf.ones(2))
+    loss = update.policy_loss(LOGITS, [0, 1], adv, tf.ones(2))
   assert tape.gradient(loss, adv) is None
 
 
 def test_entropy():
-  h0 = -(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25))
-  h1 = -(0.1 * np.log(0.1) + 0.6 * np.log(0.6) + 0.3 * np.log(0.3))
-  got = losses.entropy(LOGITS, np.ones(2, np.float32))
-  np.testing.assert_allclose(got.numpy(), (h0 + h1) / 2, rtol=1e-5)
+  got = update.entropy(LOGITS, np.ones(2, np.float32))
+  np.testing.assert_allclose(got.numpy(), (H0 + H1) / 2, rtol=1e-5)
 
 
 def test_value_loss():
-  got = losses.value_loss(np.array([1.0, 2.0], np.float32), np.array([3.0, 0.0], np.float32),
+  got = update.value_loss(np.array([1.0, 2.0], np.float32), np.array([3.0, 0.0], np.float32),
                           np.ones(2, np.float32))
   np.testing.assert_allclose(got.numpy(), (4.0 + 4.0) / 2)
 
 
+def test_value_loss_does_not_backprop_into_returns():
+  returns = tf.Variable([3.0, 0.0])
+  with tf.GradientTape() as tape:
+    loss = update.value_loss(tf.constant([1.0, 2.0]), returns, tf.ones(2))
+  assert tape.gradient(loss, returns) is None
+
+
 def test_total_loss_weighting_of_the_original_code():
   # 5 * (policy - 0.02 * entropy + 0.25 * value)
-  got = losses.total_loss(1.0, 2.0, 3.0, entropy_coef=0.02)
+  got = update.total_loss(1.0, 2.0, 3.0, entropy_coef=0.02, value_coef=0.25, loss_scale=5.0)
   np.testing.assert_allclose(float(got), 5 * (1.0 - 0.06 + 0.5))
 
 
 def test_masked_mean_of_empty_mask_is_zero():
-  assert float(losses.masked_mean(tf.constant([1.0, 2.0]), tf.zeros(2))) == 0.0
+  assert float(update.masked_mean(tf.constant([1.0, 2.0]), tf.zeros(2))) == 0.0
+
+
+def _loss(truncated):
+  """update.loss on a rollout of T = 2 steps of one environment: rewards 1, 2, the acting
+  values V(s_0..s_2) = 0.5, 1.0, 3.0, the model's value predictions 1.0, 2.0 (not the
+  acting ones), gamma 0.5; no episode end, or one truncated at ts_1 (LAST, discount 1)."""
+  end = float(truncated)
+  rollout = np.array([[[1.0], [2.0]],          # rewards
+                      [[1.0], [1.0]],          # discounts
+                      [[end], [0.0]],          # next_is_last: ts_1 is LAST
+                      [[0.0], [end]]],         # is_last: the step from ts_1 is a reset
+                     np.float32)
+  values = np.array([[0.5], [1.0], [3.0]], np.float32)
+  settings = settings_lib.PaacSettings(gamma=0.5, entropy_coef=0.02, value_coef=0.25,
+                                       loss_scale=5.0)
+  total, metrics = update.loss(tf.constant(LOGITS), tf.constant([1.0, 2.0]),
+                               tf.constant([[0], [1]], tf.int64), tf.constant(rollout),
+                               tf.constant(values), settings)
+  return float(total), [float(m) for m in metrics]
+
+
+def test_loss_uses_the_acting_values_for_the_advantages():
+  # R1 = 2 + .5 * 3 = 3.5, R0 = 1 + .5 * 3.5 = 2.75; A = R - V(acting) = 2.25, 2.5;
+  # the value loss is against the model's predictions: ((2.75 - 1)^2 + (3.5 - 2)^2) / 2.
+  total, (policy, value, ent, total_again) = _loss(truncated=False)
+  assert policy == pytest.approx(-(np.log(0.5) * 2.25 + np.log(0.6) * 2.5) / 2, rel=1e-5)
+  assert value == pytest.approx((1.75 ** 2 + 1.5 ** 2) / 2, rel=1e-5)
+  assert ent == pytest.approx((H0 + H1) / 2, rel=1e-5)
+  assert total == total_again == pytest.approx(5 * (policy - 0.02 * ent + 0.25 * value),
+                                               rel=1e-5)
+
+
+def test_loss_masks_the_step_from_a_last_time_step():
+  # ts_1 is LAST (truncated): R0 = 1 + .5 * V(s_1) = 1.5, A0 = 1.5 - .5 = 1; the step from
+  # ts_1 (the auto-reset) leaves the means.
+  _, (policy, value, ent, _) = _loss(truncated=True)
+  assert policy == pytest.approx(-np.log(0.5) * 1.0, rel=1e-5)
+  assert value == pytest.approx(0.5 ** 2, rel=1e-5)
+  assert ent == pytest.approx(H0, rel=1e-5)
+
+
+def test_metric_names_match_what_train_step_returns():
+  assert update.METRIC_NAMES == ("Losses/policy", "Losses/value", "Losses/entropy",
+                                 "Losses/total", "Optimizer/learning_rate",
+                                 "Optimizer/global_norm")

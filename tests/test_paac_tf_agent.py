@@ -16,8 +16,10 @@ from tf_agents.utils import common
 
 from conftest import REPO
 from paac_tf.algorithms.paac import PaacTFAgent
-from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import settings as settings_lib
+from paac_tf.algorithms.paac import update
 from paac_tf.networks import actor_critic
+from paac_tf.networks import optimizers
 
 T, B, A = 4, 3, 2
 FIRST, MID, LAST = int(ts.StepType.FIRST), int(ts.StepType.MID), int(ts.StepType.LAST)
@@ -57,16 +59,32 @@ def _experience(rollout):
   return trajectory.Trajectory(policy_info=(), **batch_major)
 
 
+class _Reference:
+  """The CLI's update, as the training loop makes its parts: the model, TF1's RMSProp
+  annealed over 10 updates, and `update.train_step`."""
+
+  def __init__(self):
+    self.settings = settings_lib.PaacSettings(**SETTINGS)
+    self.model = _model()
+    self.optimizer = optimizers.rmsprop(self.model, self.settings.learning_rate, 10,
+                                        self.settings.rmsprop_decay,
+                                        self.settings.rmsprop_epsilon)
+
+
 def _reference_update(rollout):
-  """paac_tf's own update (PaacAgent.train: update.update) on the rollout, time-major, the
-  bootstrap values from the model: (its metrics, the model after the step, the agent)."""
-  agent = agent_lib.PaacAgent(_model(), total_updates=10, **SETTINGS)
-  values = agent.model(rollout["observation"].reshape(-1, 4))[1].numpy().reshape(T + 1, B)
-  metrics = agent.train(rollout["observation"][:T], rollout["action"][:T],
-                        rollout["reward"][:T], rollout["discount"][:T],
-                        rollout["next_step_type"][:T] == LAST, rollout["step_type"][:T] == LAST,
-                        values)
-  return {k: float(v) for k, v in metrics.items()}, agent
+  """paac_tf's own update (update.train_step, the training loop's) on the rollout,
+  time-major, the bootstrap values from the model: (its metrics, the reference parts after
+  the step)."""
+  reference = _Reference()
+  values = reference.model(rollout["observation"].reshape(-1, 4))[1].numpy().reshape(T + 1, B)
+  steps = np.stack([rollout["reward"][:T], rollout["discount"][:T],
+                    rollout["next_step_type"][:T] == LAST,
+                    rollout["step_type"][:T] == LAST]).astype(np.float32)
+  vector = update.train_step(reference.model, reference.optimizer, reference.settings,
+                             tf.constant(rollout["observation"][:T]),
+                             tf.constant(rollout["action"][:T]), tf.constant(steps),
+                             tf.constant(values))
+  return dict(zip(update.METRIC_NAMES, vector.numpy().tolist())), reference
 
 
 def _tf_agent(**kwargs):
@@ -81,14 +99,14 @@ def _assert_same_update(loss_info, agent, expected_metrics, reference):
     assert float(loss_info.extra[name]) == pytest.approx(value, rel=1e-5, abs=1e-6), name
   for got, want in zip(agent.model.get_weights(), reference.model.get_weights()):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-  for got, want in zip(agent.paac_agent.optimizer.ms, reference.optimizer.ms):
+  for got, want in zip(agent.optimizer.ms, reference.optimizer.ms):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("compiled", [False, True])
 def test_train_is_paacs_own_update_on_the_same_batch(compiled):
   """Same initial weights, same batch: the TF-Agents agent's train(experience) gives the
-  losses, weights and RMSProp state of PaacAgent.train on the time-major rollout."""
+  losses, weights and RMSProp state of update.train_step on the time-major rollout."""
   rollout = _rollout()
   expected, reference = _reference_update(rollout)
   agent = _tf_agent(train_step_counter=tf.Variable(0, dtype=tf.int64))

@@ -1,7 +1,7 @@
 """Speed options and their measurements: the networks' bfloat16 precision (its choice, its
-outputs, the benchmark's bf16-vs-float32 part and priorities' agreement), the rollout's
-shared observation arrays (the loop's updates unchanged) and the TF-Agents baseline (the
-wall minutes to a score from committed runs: test_ablation.py)."""
+outputs, PAAC's update in it, the benchmark's bf16-vs-float32 part and priorities'
+agreement) and the TF-Agents baseline (the wall minutes to a score from committed runs:
+test_ablation.py). The benchmark's loop is the training loop: test_tools.py."""
 
 import numpy as np
 import pytest
@@ -9,14 +9,13 @@ import tensorflow as tf
 from tf_agents.specs import array_spec
 
 from paac_tf import errors
-from paac_tf.runners.sync import tensor_views
-from paac_tf.algorithms.paac import agent as agent_lib
+from paac_tf.algorithms.paac import algorithm as algorithm_lib
+from paac_tf.algorithms.paac import settings as settings_lib
+from paac_tf.algorithms.paac import update
 from paac_tf.envs import batched
-from paac_tf.envs import environment
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
-from paac_tf.runners.sync import rollout
 from tools import benchmark_tables
 from tools import precision_measurements
 
@@ -62,18 +61,31 @@ def test_bfloat16_networks_keep_float32_variables_and_outputs():
 
 
 def test_bfloat16_paac_train_step_updates_float32_weights():
-  model = actor_critic.build_actor_critic(6, ATARI, precision="mixed_bfloat16")
-  agent = agent_lib.PaacAgent(model, total_updates=10)
+  """paac.precision = 'mixed_bfloat16': the model the algorithm makes computes its torso in
+  bfloat16, and the update (update.train_step, as the loop calls it) applies finite
+  float32 gradients to its float32 variables, its loss near the float32 model's."""
+  paac = algorithm_lib.Paac()
+  actions_spec = array_spec.BoundedArraySpec((), np.int64, 0, 5)
   rng = np.random.default_rng(1)
-  before = [w.copy() for w in model.get_weights()]
   obs = rng.integers(0, 256, (3, 4, 84, 84, 4), dtype=np.uint8)
-  step_data = np.stack([rng.choice([-1.0, 0.0, 1.0], (3, 4)), np.ones((3, 4)),
-                        np.zeros((3, 4)), np.zeros((3, 4))]).astype(np.float32)
-  metrics = rollout.CompiledCalls(agent).train_packed(
-      obs, rng.integers(0, 6, (3, 4)), step_data, np.zeros((4, 4), np.float32)).numpy()
-  assert metrics.dtype == np.float32 and np.all(np.isfinite(metrics))
-  assert all(w.dtype == np.float32 for w in model.get_weights())
-  assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+  rollout = np.stack([rng.choice([-1.0, 0.0, 1.0], (3, 4)), np.ones((3, 4)),
+                      np.zeros((3, 4)), np.zeros((3, 4))]).astype(np.float32)
+  batch = (obs, rng.integers(0, 6, (3, 4)), rollout, np.zeros((4, 4), np.float32))
+  out = {}
+  for name in ("float32", "mixed_bfloat16"):
+    settings = settings_lib.PaacSettings(network="arch_nips", precision=name)
+    model = paac.make_model(actions_spec, ATARI, settings, seed=2)
+    assert model.precision == name
+    optimizer = paac.make_optimizer(model, settings, total_updates=10)
+    before = [w.copy() for w in model.get_weights()]
+    metrics = update.train_step(model, optimizer, settings,
+                                *[tf.constant(x) for x in batch]).numpy()
+    assert metrics.dtype == np.float32 and np.all(np.isfinite(metrics))
+    assert all(w.dtype == np.float32 for w in model.get_weights())
+    assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+    out[name] = dict(zip(update.METRIC_NAMES, metrics))
+  assert out["mixed_bfloat16"]["Losses/total"] == pytest.approx(out["float32"]["Losses/total"],
+                                                                rel=0.05, abs=0.05)
 
 
 def test_rank_agreement():
@@ -128,84 +140,6 @@ def test_replay_sample_windows_stay_in_one_episode():
     assert transition[item, 2] == pytest.approx(0.99 ** 3) and transition[item, 3] == 3
 
 
-# --- the rollout's shared observation arrays --------------------------------------------
-def _reference_updates(env, agent, t_max, updates, num_groups):
-  """The synchronous PAAC loop written plainly (the rollout before its shared arrays): act
-  on each observation (group by group, as the runner does), step, stack the rollout, train."""
-  calls = rollout.CompiledCalls(agent)
-
-  def act(observation):
-    return np.concatenate([calls.act_packed(part).numpy()
-                           for part in np.split(observation, num_groups)])
-  time_step = env.reset()
-  packed = act(time_step.observation)
-  for _ in range(updates):
-    rollout_steps = []
-    for _ in range(t_max):
-      actions = packed[:, 0].astype(np.int64)
-      decided = (np.array(time_step.observation), actions, time_step.step_type == batched.LAST,
-                 packed[:, 1])
-      time_step = env.step(actions)
-      rollout_steps.append(decided + (time_step.reward, time_step.discount,
-                                      time_step.step_type == batched.LAST))
-      packed = act(time_step.observation)
-    obs, actions, is_last, values, rewards, discounts, next_last = (
-        np.stack(x) for x in zip(*rollout_steps))
-    step_data = np.stack([rewards, discounts, next_last, is_last]).astype(np.float32)
-    calls.train_packed(obs, actions, step_data,
-                       np.concatenate([values, packed[None, :, 1]]).astype(np.float32))
-
-
-@pytest.mark.parametrize("env_name,num_groups", [("Pong", 1), ("Pong", 2), ("CartPole-v1", 1)])
-def test_the_loops_updates_are_unchanged(env_name, num_groups):
-  """RolloutRunner (observations received into its arrays on the Atari vector env, copied
-  there from other envs, shared with act and train) makes exactly the updates of the plain
-  loop: same actions sampled, same weights after several updates. Both train with the
-  tape's update (`reuse_activations=False`): the stored-activation update equals it up to
-  float rounding only (tests/test_stored_activations.py)."""
-  t_max, n, updates = 5, 4, 3
-  torso = "arch_nips" if env_name == "Pong" else "mlp"
-  weights = None
-  results = []
-  for runner_kind in ("reference", "runner"):
-    env = environment.make_environment(env_name, n, 0, seed=7, num_groups=num_groups)
-    try:
-      model = actor_critic.build_actor_critic(env.num_actions, env.observation_spec(), torso)
-      if weights is None:
-        weights = model.get_weights()
-      model.set_weights(weights)
-      agent = agent_lib.PaacAgent(model, total_updates=100, seed=3, reuse_activations=False)
-      if runner_kind == "reference":
-        _reference_updates(env, agent, t_max, updates, num_groups)
-      else:
-        runner = rollout.RolloutRunner(env, agent, t_max)
-        receives_into = runner._recv_into   # pylint: disable=protected-access
-        assert receives_into == [env_name == "Pong"] * num_groups
-        for _ in range(updates):
-          runner.run_update()
-      results.append(model.get_weights())
-    finally:
-      env.close()
-  assert not all(np.array_equal(a, b) for a, b in zip(weights, results[0]))   # it trained
-  for a, b in zip(*results):
-    np.testing.assert_array_equal(a, b)
-
-
-def test_as_tensor_shares_aligned_arrays_and_copies_others():
-  shared = tensor_views.aligned_empty((2, 84, 84, 4), np.uint8)
-  assert shared.ctypes.data % tensor_views.TENSOR_ALIGNMENT == 0 and shared.flags.c_contiguous
-  shared[...] = 1
-  tensor = tensor_views.as_tensor(shared)
-  shared[0, 0, 0, 0] = 9
-  assert int(tensor[0, 0, 0, 0]) == 9 and int(tf.reduce_sum(tf.cast(tensor, tf.int64))) == (
-      shared.astype(np.int64).sum())
-  unaligned = np.empty(2 * 28224 + 1, np.uint8)[1:].reshape(2, 84, 84, 4)
-  unaligned[...] = 1
-  copied = tensor_views.as_tensor(unaligned)
-  unaligned[0, 0, 0, 0] = 9
-  assert int(copied[0, 0, 0, 0]) == 1
-
-
 # --- TF-Agents baseline ----------------------------------------------------------------
 @pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
 def test_tf_agents_baseline_part_measures_both_loops_in_alternating_rounds():
@@ -233,26 +167,22 @@ print(json.dumps({"result": r, "table": table, "summary": summary}))
 
 
 def test_driver_loop_trains_on_t_max_steps_of_every_environment():
-  """The baseline's update: t_max batched steps gathered time-major into PaacAgent's train
-  step (in a fresh process: the baseline forks its environment processes)."""
+  """The baseline's update: t_max batched steps gathered time-major into the training
+  loop's train step (benchmark_parts.PaacCalls: update.train_step compiled as the loop
+  compiles it; in a fresh process: the baseline forks its environment processes)."""
   code = r'''
 import json
-import numpy as np
-from paac_tf.algorithms.paac import agent as agent_lib
-from paac_tf.networks import actor_critic
-from tools import tf_agents_baseline
-from tf_agents.specs import array_spec
+from tools import benchmark_parts, tf_agents_baseline
 env = tf_agents_baseline.parallel_env("Pong", 2)
 try:
-  spec = array_spec.BoundedArraySpec((84, 84, 4), np.uint8, 0, 255)
-  agent = agent_lib.PaacAgent(actor_critic.build_actor_critic(6, spec), total_updates=10)
+  calls = benchmark_parts.paac_calls("arch_nips", num_actions=6)
   seen = []
-  loop = tf_agents_baseline.DriverLoop(env, agent, t_max=3)
-  train = loop.calls.train_packed
-  loop.calls.train_packed = lambda *a: seen.append([x.shape.as_list() for x in a]) or train(*a)
+  loop = tf_agents_baseline.DriverLoop(env, calls, t_max=3)
+  train = loop.train_step
+  loop.train_step = lambda *a: seen.append([x.shape.as_list() for x in a]) or train(*a)
   steps = [loop.update() for _ in range(2)]
   print(json.dumps({"steps": steps, "shapes": seen,
-                    "updates": int(agent.optimizer.iterations.numpy())}))
+                    "updates": int(calls.optimizer.iterations.numpy())}))
 finally:
   env.close()
 '''

@@ -1,10 +1,11 @@
 """Property-based tests (hypothesis): the returns math and the environment adapter under
 random episode boundaries."""
 import numpy as np
+import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 from tf_agents.trajectories import time_step as ts
 
-from paac_tf.algorithms.paac import returns
+from paac_tf.algorithms.paac import update
 from paac_tf.envs.gym_adapter import GymnasiumPyEnvironment
 from test_gym_adapter import CONTINUE, TERMINATE, TRUNCATE, ScriptedEnv
 
@@ -38,8 +39,9 @@ def rollouts(draw):
 @given(rollouts())
 def test_n_step_returns_match_the_forward_view(rollout):
   rewards, discounts, next_is_last, values = rollout
-  got = returns.n_step_returns(rewards[:, None], discounts[:, None], next_is_last[:, None],
-                               values[:, None], GAMMA).numpy()[:, 0]
+  col = lambda x: tf.constant(np.asarray(x, np.float32)[:, None])   # next_is_last as 0/1
+  got = update.n_step_returns(col(rewards), col(discounts), col(next_is_last), col(values),
+                              GAMMA).numpy()[:, 0]
   expected = [forward_view_return(t, rewards, discounts, next_is_last, values)
               for t in range(len(rewards))]
   np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

@@ -67,7 +67,7 @@ def test_a_run_writes_its_reference_curve_once(tmp_path):
   _results_folder(results, "cartpole_long", 6000, reference)
   _results_folder(results, "cartpole_short", 400, [(200, 99.0)])
   root = str(tmp_path / "run")
-  short = ["train_eval.total_steps=400", "paac_train.num_workers=0",
+  short = ["train_eval.total_steps=400", "paac.num_workers=0",
            "reference_curve.results_dir='%s'" % results, "reference_curve.max_points=10"]
   paac_tf.train(["cartpole.gin"], short, root_dir=root)
   reference_dir = os.path.join(root, reference_curve.REFERENCE_DIR)

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from conftest import REPO, run_module
 
-CARTPOLE = ["--gin_file=cartpole.gin", "--gin_bindings=paac_train.stop_at_average_return=None"]
+CARTPOLE = ["--gin_file=cartpole.gin", "--gin_bindings=paac.stop_at_average_return=None"]
 
 
 def _checkpoints(root):
@@ -39,7 +39,7 @@ def test_kill_9_during_training_then_rerun_resumes_from_last_checkpoint(tmp_path
   root = str(tmp_path / "run")
   proc = subprocess.Popen(
       [sys.executable, "-m", "paac_tf.train", "--root_dir=" + root] + CARTPOLE +
-      ["--gin_bindings=paac_train.checkpoint_interval=4000",
+      ["--gin_bindings=paac.checkpoint_interval=4000",
        "--gin_bindings=train_eval.total_steps=10000000"],
       cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
   try:
@@ -54,7 +54,7 @@ def test_kill_9_during_training_then_rerun_resumes_from_last_checkpoint(tmp_path
       os.killpg(proc.pid, signal.SIGKILL)
   last = int(_checkpoints(root)[-1].rsplit("-", 1)[1])
   rerun = run_module("paac_tf.train", "--root_dir=" + root, *CARTPOLE,
-                     "--gin_bindings=paac_train.checkpoint_interval=4000",
+                     "--gin_bindings=paac.checkpoint_interval=4000",
                      "--gin_bindings=train_eval.total_steps=%d" % (last + 1600))
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert "Resuming at agent step %d" % last in rerun.stderr
@@ -71,9 +71,9 @@ def test_divergence_stops_with_a_clear_error_and_keeps_the_last_good_checkpoint(
   before = _digest(good)
   proc = run_module("paac_tf.train", "--root_dir=" + root, *CARTPOLE,
                     "--gin_bindings=train_eval.total_steps=100000",
-                    "--gin_bindings=PaacAgent.learning_rate=1e30",
-                    "--gin_bindings=paac_train.summary_interval=1",
-                    "--gin_bindings=paac_train.checkpoint_interval=160")
+                    "--gin_bindings=paac.learning_rate=1e30",
+                    "--gin_bindings=paac.summary_interval=1",
+                    "--gin_bindings=paac.checkpoint_interval=160")
   assert proc.returncode == 2, proc.stderr[-3000:]
   assert "not finite" in proc.stderr and "Traceback" not in proc.stderr
   assert _digest(good) == before
@@ -105,7 +105,7 @@ def _full_disk_then_resume(root, run_full):
 
   full = run_full(["--root_dir=" + root] + CARTPOLE + [
       "--gin_bindings=train_eval.total_steps=100000",
-      "--gin_bindings=paac_train.checkpoint_interval=1600"])
+      "--gin_bindings=paac.checkpoint_interval=1600"])
   assert full.returncode == 2, full.stderr[-3000:]
   assert "Traceback" not in full.stderr, full.stderr[-3000:]
   lines = [x for x in full.stderr.splitlines() if x.startswith("error: ")]
@@ -129,7 +129,7 @@ def _resume_after_full_disk(root):
   """With space again, a rerun resumes from ckpt-1600 and saves ckpt-3200."""
   rerun = run_module("paac_tf.train", "--root_dir=" + root, *CARTPOLE,
                      "--gin_bindings=train_eval.total_steps=3200",
-                     "--gin_bindings=paac_train.checkpoint_interval=1600")
+                     "--gin_bindings=paac.checkpoint_interval=1600")
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert "Resuming at agent step 1600" in rerun.stderr
   assert _checkpoints(root) == [os.path.join(root, "train", "ckpt-%d" % s) for s in (1600, 3200)]

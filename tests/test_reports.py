@@ -127,7 +127,7 @@ def test_one_run_a_seed_the_evaluated_then_the_first(tmp_path):
           evals={"eval.json": _evaluation("Pong", -9.0, 2_500_000, first_seed=0)})  # 0, 1
   publish(tmp_path, "pong_s1", "Pong", REFERENCE, points, seed=1)
   publish(tmp_path, "pong_short", "Pong", REFERENCE, [(M, -20.0)], seed=2)
-  publish(tmp_path, "pong_variant", "Pong", REFERENCE + " --gin_bindings=PaacAgent.gamma=0.9",
+  publish(tmp_path, "pong_variant", "Pong", REFERENCE + " --gin_bindings=paac.gamma=0.9",
           points, seed=3)
   runs = seed_runs.find(str(tmp_path))
   group = seed_runs.by_seed(runs, "PongNoFrameskip-v4", "atari.gin", 2_500_000)
@@ -158,7 +158,7 @@ def test_operative_binding_reads_one_binding_of_a_results_folders_config(tmp_pat
   assert seed_runs.seed_of(str(tmp_path)) == 2
   assert binding(str(tmp_path), "*.network") == "arch_nips"
   assert binding(str(tmp_path), "apex_network.network") == "arch_nips"
-  assert binding(str(tmp_path), "paac_train.network") is None
+  assert binding(str(tmp_path), "paac.network") is None
   assert binding(str(tmp_path), "train_eval.env_name") == "Pong"
   assert binding(str(tmp_path), "apex_network.mlp_units") == "(64, 64)"
   assert binding(str(tmp_path / "nowhere"), "train_eval.seed") is None

@@ -51,8 +51,8 @@ def deterministic_runs(tmp_path):
     gin.clear_config()
     config.parse(["cartpole.gin"], [
         "train_eval.total_steps = 3000", "train_eval.seed = %d" % seed,
-        "train_eval.deterministic = True", "paac_train.num_workers = 0",
-        "paac_train.stop_at_average_return = None"])
+        "train_eval.deterministic = True", "paac.num_workers = 0",
+        "paac.stop_at_average_return = None"])
     root = str(tmp_path / name)
     result = train_eval.train_eval(root_dir=root)
     assert result.agent_steps >= 3000 and result.episodes > 0, result

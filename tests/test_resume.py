@@ -1,24 +1,54 @@
 """A restored PAAC checkpoint continues with the same weights, optimizer state and RNG."""
+import gin
 import numpy as np
+import tensorflow as tf
 from tf_agents.specs import array_spec
 
-from paac_tf.algorithms.paac import agent as agent_lib
-from paac_tf.networks import actor_critic
+import paac_tf
+from paac_tf.algorithms.paac import algorithm as algorithm_lib
+from paac_tf.algorithms.paac import settings as settings_lib
+from paac_tf.algorithms.paac import update
 from paac_tf.bookkeeping import checkpointing
+
+OBSERVATION = array_spec.ArraySpec((4,), np.float32)
+ACTIONS = array_spec.BoundedArraySpec((), np.int64, 0, 1)
+
+
+class _Learner:
+  """What the training loop checkpoints, made as it makes them (Paac's make_model and
+  make_optimizer, a tf.random.Generator from the seed): `train` is its update
+  (update.train_step), `act` its sampling of actions from the model's logits."""
+
+  def __init__(self, seed):
+    gin.clear_config()   # the paac.* defaults, whatever an earlier test of the process bound
+    self.settings = settings_lib.PaacSettings(network="mlp", learning_rate=0.01)
+    paac = algorithm_lib.Paac()
+    self.model = paac.make_model(ACTIONS, OBSERVATION, self.settings, seed=seed)
+    self.optimizer = paac.make_optimizer(self.model, self.settings, total_updates=100)
+    self.rng = tf.random.Generator.from_seed(seed)
+
+  def train(self, batch):
+    vector = update.train_step(self.model, self.optimizer, self.settings,
+                               *[tf.constant(x) for x in batch])
+    return dict(zip(update.METRIC_NAMES, vector.numpy()))
+
+  def act(self, observation):
+    logits, _ = self.model(observation)
+    seeds = self.rng.uniform_full_int([2], tf.int32)
+    return tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0]
 
 
 def _agent(seed):
-  spec = array_spec.ArraySpec((4,), np.float32)
-  model = actor_critic.build_actor_critic(2, spec, torso="mlp")
-  return agent_lib.PaacAgent(model, total_updates=100, learning_rate=0.01, seed=seed)
+  return _Learner(seed)
 
 
 def _batch(seed=0, t=5, b=3):
+  """(observations, actions, rollout [4, t, b], values [t + 1, b]), no episode end."""
   rng = np.random.default_rng(seed)
+  rollout = np.stack([rng.normal(size=(t, b)), np.ones((t, b)), np.zeros((t, b)),
+                      np.zeros((t, b))]).astype(np.float32)
   return (rng.normal(size=(t, b, 4)).astype(np.float32), rng.integers(0, 2, (t, b)),
-          rng.normal(size=(t, b)).astype(np.float32), np.ones((t, b), np.float32),
-          np.zeros((t, b), bool), np.zeros((t, b), bool),
-          rng.normal(size=(t + 1, b)).astype(np.float32))
+          rollout, rng.normal(size=(t + 1, b)).astype(np.float32))
 
 
 def _checkpointer(directory, agent):
@@ -29,7 +59,7 @@ def _checkpointer(directory, agent):
 def test_restore_continues_with_identical_state(tmp_path):
   a = _agent(seed=1)
   for i in range(3):
-    a.train(*_batch(i))
+    a.train(_batch(i))
   a.act(np.zeros((3, 4), np.float32))
   _checkpointer(str(tmp_path), a).save(15)
 
@@ -40,20 +70,20 @@ def test_restore_continues_with_identical_state(tmp_path):
     np.testing.assert_array_equal(x.numpy(), y.numpy())
   np.testing.assert_array_equal(a.rng.state.numpy(), b.rng.state.numpy())
   # The next update and the next sampled actions are the same in both.
-  ma, mb = a.train(*_batch(7)), b.train(*_batch(7))
+  ma, mb = a.train(_batch(7)), b.train(_batch(7))
   np.testing.assert_allclose(float(ma["Losses/total"]), float(mb["Losses/total"]), rtol=1e-6)
   for x, y in zip(a.model.get_weights(), b.model.get_weights()):
     np.testing.assert_allclose(x, y, rtol=1e-6)
   obs = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
-  np.testing.assert_array_equal(a.act(obs)[0].numpy(), b.act(obs)[0].numpy())
+  np.testing.assert_array_equal(a.act(obs).numpy(), b.act(obs).numpy())
 
 
 def test_corrupt_latest_checkpoint_falls_back_to_previous(tmp_path):
   a = _agent(seed=1)
   ckpt = _checkpointer(str(tmp_path), a)
-  a.train(*_batch(0))
+  a.train(_batch(0))
   ckpt.save(5)
-  a.train(*_batch(1))
+  a.train(_batch(1))
   latest = ckpt.save(10)
   with open(latest + ".data-00000-of-00001", "r+b") as f:
     f.truncate(16)
@@ -66,12 +96,11 @@ def test_corrupt_latest_checkpoint_falls_back_to_previous(tmp_path):
 def test_a_resumed_training_run_keeps_its_episode_count(tmp_path):
   """The PAAC loop's checkpointed episode count carries over a resume: a rerun with
   nothing left to train reports the first run's episodes, not the rerun's zero."""
-  from paac_tf.runners.sync import train_loop  # pylint: disable=import-outside-toplevel
-  kwargs = dict(root_dir=str(tmp_path), env_name="CartPole-v1", total_steps=2000,
-                num_envs=8, num_workers=1, network="mlp", checkpoint_interval=1000)
-  first = train_loop.paac_train(**kwargs)
-  assert first.episodes > 0
-  again = train_loop.paac_train(**kwargs)
+  bindings = {"train_eval.total_steps": 2000, "paac.num_envs": 8, "paac.num_workers": 1,
+              "paac.checkpoint_interval": 1000, "paac.stop_at_average_return": None}
+  first = paac_tf.train("cartpole.gin", bindings, root_dir=str(tmp_path))
+  assert first.episodes > 0 and first.agent_steps == 2000 and first.reason == "done"
+  again = paac_tf.train("cartpole.gin", bindings, root_dir=str(tmp_path))
   assert again.agent_steps == first.agent_steps and again.updates == first.updates
   assert again.episodes == first.episodes
 
@@ -81,13 +110,12 @@ def test_a_checkpoint_with_the_old_counter_name_restores(tmp_path):
   `env_steps` (checkpointing.RENAMED_KEYS): the harness restores them all the same, and
   saves the new name from then on."""
   # pylint: disable=import-outside-toplevel
-  import tensorflow as tf
   from paac_tf.algorithms import registry
   from paac_tf.runners import harness
   # pylint: enable=import-outside-toplevel
   root_dir = str(tmp_path)
   a = _agent(seed=1)
-  a.train(*_batch(0))
+  a.train(_batch(0))
   # What the harness saved before the rename: the counters under `env_steps` and `episodes`.
   checkpointing.Checkpointer(
       harness.train_dir(root_dir), model=a.model, optimizer=a.optimizer, rng=a.rng,

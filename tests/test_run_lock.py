@@ -17,7 +17,7 @@ from conftest import REPO, run_module
 import paac_tf
 from paac_tf.bookkeeping import run_lock
 
-CARTPOLE = ["--gin_file=cartpole.gin", "--gin_bindings=paac_train.stop_at_average_return=None"]
+CARTPOLE = ["--gin_file=cartpole.gin", "--gin_bindings=paac.stop_at_average_return=None"]
 # A process that holds a run directory's lock, as a training would, without training.
 HOLDER = ("import sys, time; from paac_tf.bookkeeping import run_lock; "
           "lock = run_lock.acquire(sys.argv[1]); print('held', flush=True); time.sleep(120)")
@@ -88,7 +88,7 @@ def test_a_second_training_and_an_export_are_refused_while_a_training_runs(tmp_p
   root = str(tmp_path / "run")
   with open(tmp_path / "first.log", "w") as log:
     first = _train(root, "--gin_bindings=train_eval.total_steps=10000000",
-                   "--gin_bindings=paac_train.checkpoint_interval=800", stderr=log)
+                   "--gin_bindings=paac.checkpoint_interval=800", stderr=log)
   try:
     _wait_for_checkpoint(root, first)
     os.kill(first.pid, signal.SIGSTOP)   # holds the lock, writes nothing meanwhile
@@ -115,7 +115,7 @@ def test_a_second_training_and_an_export_are_refused_while_a_training_runs(tmp_p
 def test_a_run_killed_by_sigkill_leaves_no_lock_and_its_rerun_resumes(tmp_path):
   root = str(tmp_path / "run")
   first = _train(root, "--gin_bindings=train_eval.total_steps=10000000",
-                 "--gin_bindings=paac_train.checkpoint_interval=800",
+                 "--gin_bindings=paac.checkpoint_interval=800",
                  stderr=subprocess.DEVNULL)
   try:
     _wait_for_checkpoint(root, first)

@@ -15,7 +15,7 @@ TRAIN = """\
 import json
 import paac_tf
 result = paac_tf.train("cartpole.gin", ["train_eval.total_steps=2000",
-                                        "paac_train.num_workers=2"], root_dir=%r)
+                                        "paac.num_workers=2"], root_dir=%r)
 print(json.dumps({"agent_steps": result.agent_steps, "reason": result.reason}))
 """
 
@@ -76,7 +76,7 @@ def test_train_with_workers_from_a_snippet_or_an_unguarded_script(caller, tmp_pa
   assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"agent_steps": 2000,
                                                               "reason": "done"}
   with open(os.path.join(root, "operative_config.gin")) as f:
-    assert "paac_train.num_workers = 2" in f.read()
+    assert "paac.num_workers = 2" in f.read()
 
 
 @pytest.mark.timeout(600)

@@ -93,7 +93,7 @@ def _recorded(gin_files, bindings):
   gin.clear_config()
   config.parse(gin_files, bindings)
   out = collections.OrderedDict()
-  for name in ("paac_train", "apex_learner"):
+  for name in ("paac", "apex_learner"):
     out[name] = (config.configured(name + ".stop_at_average_return"),
                  config.configured(name + ".target_env_name", "unbound"))
   gin.clear_config()
@@ -101,33 +101,33 @@ def _recorded(gin_files, bindings):
 
 
 def test_parse_records_the_environment_of_each_configs_target():
-  assert _recorded(["cartpole.gin"], [])["paac_train"] == (475.0, "CartPole-v1")
+  assert _recorded(["cartpole.gin"], [])["paac"] == (475.0, "CartPole-v1")
   assert _recorded(["apex_cartpole.gin"], [])["apex_learner"] == (475.0, "CartPole-v1")
   assert _recorded(["apex_dpg_pendulum.gin"], [])["apex_learner"] == (-200.0, "Pendulum-v1")
   # Another environment bound: the target stays the config's environment's.
   assert _recorded(["apex_dpg_pendulum.gin"], ['train_eval.env_name="InvertedPendulum-v5"'])[
       "apex_learner"] == (-200.0, "Pendulum-v1")
   # A target bound with the run's environment (the campaign's Pong run): for that one.
-  assert _recorded(["atari.gin"], ["paac_train.stop_at_average_return=18.0"])[
-      "paac_train"] == (18.0, None)
+  assert _recorded(["atari.gin"], ["paac.stop_at_average_return=18.0"])[
+      "paac"] == (18.0, None)
   assert _recorded(["cartpole.gin"], ['train_eval.env_name="Acrobot-v1"',
-                                      "paac.paac_train.stop_at_average_return=-90"])[
-      "paac_train"] == (-90, None)
+                                      "settings.paac.stop_at_average_return=-90"])[
+      "paac"] == (-90, None)
   # Both bound: as bound.
   assert _recorded(["cartpole.gin"], ['train_eval.env_name="Acrobot-v1"',
-                                      "paac_train.stop_at_average_return=-90",
-                                      'paac_train.target_env_name="CartPole-v1"'])[
-      "paac_train"] == (-90, "CartPole-v1")
+                                      "paac.stop_at_average_return=-90",
+                                      'paac.target_env_name="CartPole-v1"'])[
+      "paac"] == (-90, "CartPole-v1")
   # atari.gin's target: for Pong, the game it names (atari_fast.gin includes it).
-  assert _recorded(["atari.gin"], [])["paac_train"] == (18.0, "Pong")
+  assert _recorded(["atari.gin"], [])["paac"] == (18.0, "Pong")
   assert _recorded(["atari_fast.gin"], ['train_eval.env_name="Breakout"'])[
-      "paac_train"] == (18.0, "Pong")
+      "paac"] == (18.0, "Pong")
   # No target anywhere: nothing recorded.
   assert _recorded(["apex_atari.gin"], [])["apex_learner"] == (None, "unbound")
 
 
 JACKPOT = "tests.custom_env_module:Jackpot-v0"   # 1-step episodes of return 1000
-PAAC_SHORT = {"train_eval.total_steps": 800, "paac_train.num_workers": 0}
+PAAC_SHORT = {"train_eval.total_steps": 800, "paac.num_workers": 0}
 
 
 @pytest.mark.timeout(300)
@@ -154,7 +154,7 @@ def test_a_target_bound_with_the_runs_environment_is_for_it_and_a_first_check_sa
     tmp_path, caplog):
   caplog.set_level("INFO", logger="absl")
   result = paac_tf.train("cartpole.gin", {**PAAC_SHORT, "train_eval.env_name": JACKPOT,
-                                          "paac_train.stop_at_average_return": 999.0},
+                                          "paac.stop_at_average_return": 999.0},
                          root_dir=str(tmp_path / "run"))
   # 16 environments x 5 steps an update, an episode every other step (the step after one
   # ends starts the next): 40 episodes an update, the window of 100 full at the 3rd.

@@ -46,9 +46,9 @@ from conftest import read_text
 pytestmark = pytest.mark.stops
 
 FAST = ["--gin_bindings=train_eval.total_steps=100000000"]
-PAAC = ["--gin_file=cartpole.gin", "--gin_bindings=paac_train.stop_at_average_return=None",
-        "--gin_bindings=paac_train.checkpoint_interval=800",
-        "--gin_bindings=paac_train.export_interval=2400"] + FAST
+PAAC = ["--gin_file=cartpole.gin", "--gin_bindings=paac.stop_at_average_return=None",
+        "--gin_bindings=paac.checkpoint_interval=800",
+        "--gin_bindings=paac.export_interval=2400"] + FAST
 APEX = ["--gin_file=apex_cartpole.gin", "--gin_bindings=apex_learner.stop_at_average_return=None",
         "--gin_bindings=apex_learner.checkpoint_interval=1500",
         "--gin_bindings=apex_learner.export_interval=4500",
@@ -64,7 +64,7 @@ WINDOWS = {"run": 5.0, "model": 5.0, "trained": 8.0}
 # anchors its tries take in turn).
 RAY = APEX + ["--gin_bindings=train_eval.launcher='ray'"]
 LAUNCHERS = {
-    "paac_in_process": (PAAC + ["--gin_bindings=paac_train.num_workers=0"], 10, 3, 10.0,
+    "paac_in_process": (PAAC + ["--gin_bindings=paac.num_workers=0"], 10, 3, 10.0,
                         ANCHORS),
     "paac_workers": (PAAC, 10, 3, 10.0, ANCHORS),
     "apex_local": (APEX, 10, 3, 10.0, ANCHORS),

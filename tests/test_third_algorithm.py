@@ -9,6 +9,7 @@ import os
 import gin
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from conftest import REPO, run_module
 
@@ -26,10 +27,10 @@ def _config(tmp_path, *lines):
                              "train_eval.algorithm = 'reinforce'",
                              "train_eval.env_name = 'CartPole-v1'",
                              "train_eval.total_steps = 1024",
-                             "paac_train.num_envs = 8", "paac_train.num_workers = 0",
-                             "paac_train.t_max = 64", "paac_train.network = 'mlp'",
-                             "paac_train.mlp_units = (32,)", "paac_train.summary_interval = 1",
-                             "paac_train.checkpoint_interval = 512"] + list(lines)) + "\n")
+                             "paac.num_envs = 8", "paac.num_workers = 0",
+                             "paac.t_max = 64", "paac.network = 'mlp'",
+                             "paac.mlp_units = (32,)", "paac.summary_interval = 1",
+                             "paac.checkpoint_interval = 512"] + list(lines)) + "\n")
   return str(path)
 
 
@@ -63,6 +64,15 @@ def test_it_trains_exports_evaluates_and_loads_through_the_cli(tmp_path):
   assert actions.shape == (3,) and set(actions.tolist()) <= {0, 1}
 
 
+def _summary_tags(root):
+  """The scalar tags of the run's training summaries."""
+  tags = set()
+  for path in glob.glob(os.path.join(root, "train", "events.out.tfevents*")):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      tags.update(value.tag for value in event.summary.value)
+  return tags
+
+
 def test_it_trains_through_the_api_and_its_parameters_are_checked(tmp_path):
   gin.clear_config()
   try:
@@ -71,12 +81,16 @@ def test_it_trains_through_the_api_and_its_parameters_are_checked(tmp_path):
     assert result.reason == "done" and result.agent_steps == 1024 and result.updates == 2
     assert result.policy_dir == str(tmp_path / "run" / "policies" / "cartpole_v1" / "1024")
     assert glob.glob(os.path.join(result.root_dir, "train", "ckpt-1024.index"))
+    # The runner trained REINFORCE's loss: its metrics, not PAAC's.
+    tags = _summary_tags(result.root_dir)
+    assert set(registry.get("reinforce").metric_names) <= tags, tags
+    assert "Losses/policy" not in tags and "Losses/entropy" not in tags
   finally:
     gin.clear_config()
-  bad = _config(tmp_path, "paac_train.t_max = 0")
+  bad = _config(tmp_path, "paac.t_max = 0")
   proc = run_module("paac_tf.train", "--gin_file=" + bad, "--root_dir=" + str(tmp_path / "bad"),
                     cwd=str(tmp_path), env=ENV)
   assert proc.returncode == 2, proc.stderr[-3000:]
   assert proc.stderr.strip().splitlines()[-1] == (
-      "error: paac_train.t_max = 0: must be an integer >= 1.")
+      "error: paac.t_max = 0: must be an integer >= 1.")
   assert not (tmp_path / "bad").exists()

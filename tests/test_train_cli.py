@@ -51,7 +51,7 @@ def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
   root = str(tmp_path / "pong")
   proc = run_module("paac_tf.train", "--gin_file=atari.gin", "--root_dir=" + root,
                     "--gin_bindings=train_eval.total_steps=2000",
-                    "--gin_bindings=paac_train.summary_interval=2", timeout=600)
+                    "--gin_bindings=paac.summary_interval=2", timeout=600)
   assert proc.returncode == 0, proc.stderr[-3000:]
   for tag in ("Losses/policy", "Losses/value", "Losses/entropy", "Losses/total",
               "Optimizer/learning_rate", "Optimizer/global_norm", "Perf/steps_per_second"):
@@ -61,7 +61,7 @@ def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
   assert os.path.exists(os.path.join(root, "operative_config.gin"))
   with open(os.path.join(root, "operative_config.gin")) as f:
     config = f.read()
-  assert "paac_train.network = 'arch_nips'" in config
+  assert "paac.network = 'arch_nips'" in config
   assert "train_eval.env_name = 'Pong'" in config
 
 
@@ -75,7 +75,7 @@ def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_pa
   cwd.mkdir()
   env = dict(os.environ, PYTHONPATH=REPO)
   args = [sys.executable, "-m", "paac_tf.train", "--gin_file=cartpole.gin",
-          "--gin_bindings=paac_train.stop_at_average_return=None",
+          "--gin_bindings=paac.stop_at_average_return=None",
           "--gin_bindings=train_eval.total_steps=4000"]
   proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
@@ -179,14 +179,14 @@ def test_missing_gin_file_is_a_clear_error(tmp_path):
 
 def test_unknown_binding_is_a_clear_error(tmp_path):
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % tmp_path,
-                    "--gin_bindings=paac_train.num_envz=3")
+                    "--gin_bindings=paac.num_envz=3")
   _expect_user_error(proc, "num_envz")
 
 
 def test_an_unknown_target_environment_is_a_clear_error(tmp_path):
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % tmp_path,
-                    "--gin_bindings=paac_train.target_env_name='CartPol-v1'",
-                    "--gin_bindings=paac_train.num_workers=0")
+                    "--gin_bindings=paac.target_env_name='CartPol-v1'",
+                    "--gin_bindings=paac.num_workers=0")
   _expect_user_error(proc, "Unknown environment 'CartPol-v1'", "CartPole-v1")
 
 
@@ -214,8 +214,8 @@ def test_resuming_with_another_network_is_refused_and_touches_nothing(tmp_path):
   before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(root, "**"), recursive=True)}
   proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=" + root,
                     "--gin_bindings=train_eval.total_steps=3200",
-                    "--gin_bindings=paac_train.mlp_units=(32,)",
-                    "--gin_bindings=paac_train.network='arch_nips'")
+                    "--gin_bindings=paac.mlp_units=(32,)",
+                    "--gin_bindings=paac.network='arch_nips'")
   _expect_user_error(proc, "different configuration", "network")
   after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(root, "**"), recursive=True)}
   assert before == after

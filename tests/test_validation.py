@@ -23,33 +23,33 @@ PAAC, APEX, DPG = "cartpole.gin", "apex_cartpole.gin", "apex_dpg_pendulum.gin"
 # (config, binding, what the error must say the binding allows), every kind of parameter.
 BAD_BINDINGS = [
     # environment counts
-    (PAAC, "paac_train.num_envs = 0", "an integer >= 1"),
-    (PAAC, "paac_train.num_workers = -1", "an integer >= 0"),
+    (PAAC, "paac.num_envs = 0", "an integer >= 1"),
+    (PAAC, "paac.num_workers = -1", "an integer >= 0"),
     (APEX, "apex_actor.num_envs = 2.5", "an integer >= 1"),
     (APEX, "run_local.num_actors = 0", "an integer >= 1"),
     (PAAC, "make_environment.num_threads = 0", "None or an integer >= 1"),
-    (PAAC, "paac_train.t_max = 0", "an integer >= 1"),
+    (PAAC, "paac.t_max = 0", "an integer >= 1"),
     # learning rates, coefficients, discounts
-    (PAAC, "PaacAgent.learning_rate = 0.0", "a number > 0"),
-    (PAAC, "PaacAgent.learning_rate = 1e999", "a number > 0"),
+    (PAAC, "paac.learning_rate = 0.0", "a number > 0"),
+    (PAAC, "paac.learning_rate = 1e999", "a number > 0"),
     (APEX, "ApexLearnerStep.learning_rate = -0.0003", "a number > 0"),
-    (PAAC, "PaacAgent.entropy_coef = -0.01", "a number >= 0"),
-    (PAAC, "PaacAgent.value_coef = 'half'", "a number >= 0"),
-    (PAAC, "PaacAgent.loss_scale = 0", "a number > 0"),
-    (PAAC, "PaacAgent.gamma = 0.0", "a number in (0, 1]"),
-    (PAAC, "PaacAgent.gamma = 1.01", "a number in (0, 1]"),
+    (PAAC, "paac.entropy_coef = -0.01", "a number >= 0"),
+    (PAAC, "paac.value_coef = 'half'", "a number >= 0"),
+    (PAAC, "paac.loss_scale = 0", "a number > 0"),
+    (PAAC, "paac.gamma = 0.0", "a number in (0, 1]"),
+    (PAAC, "paac.gamma = 1.01", "a number in (0, 1]"),
     (APEX, "apex_actor.discount = 1.5", "a number in (0, 1]"),
-    (PAAC, "PaacAgent.rmsprop_decay = 1.0", "a number in [0, 1)"),
+    (PAAC, "paac.rmsprop_decay = 1.0", "a number in [0, 1)"),
     # clip norms, epsilons
-    (PAAC, "PaacAgent.max_grad_norm = 0.0", "a number > 0"),
+    (PAAC, "paac.max_grad_norm = 0.0", "a number > 0"),
     (APEX, "ApexLearnerStep.max_grad_norm = -10.0", "a number > 0"),
-    (PAAC, "PaacAgent.rmsprop_epsilon = 0.0", "a number > 0"),
+    (PAAC, "paac.rmsprop_epsilon = 0.0", "a number > 0"),
     (APEX, "ApexLearnerStep.adam_epsilon = -0.0001", "a number > 0"),
     (APEX, "apex_actor.epsilon_base = 1.5", "a number in [0, 1]"),
     # intervals
-    (PAAC, "paac_train.checkpoint_interval = 0", "an integer >= 1"),
-    (PAAC, "paac_train.summary_interval = -5", "an integer >= 1"),
-    (PAAC, "paac_train.export_interval = 0", "None or an integer >= 1"),
+    (PAAC, "paac.checkpoint_interval = 0", "an integer >= 1"),
+    (PAAC, "paac.summary_interval = -5", "an integer >= 1"),
+    (PAAC, "paac.export_interval = 0", "None or an integer >= 1"),
     (APEX, "apex_learner.publish_interval = 0", "an integer >= 1"),
     (APEX, "apex_actor.report_interval_s = 0.0", "a number > 0"),
     # replay: capacities, batch sizes, n-step, priorities, rates, target periods
@@ -68,8 +68,8 @@ BAD_BINDINGS = [
     (PAAC, "train_eval.seed = 'one'", "an integer in [0, 2147483647]"),
     (PAAC, "train_eval.algorithm = 'dqn'", "one of 'paac', 'apex', 'apex_dpg'"),
     (PAAC, "train_eval.deterministic = 1", "True or False"),
-    (PAAC, "paac_train.network = 'mlp2'", "one of 'arch_nips', 'arch_nature', 'mlp'"),
-    (PAAC, "paac_train.mlp_units = (64, 0)", "a tuple of integers >= 1"),
+    (PAAC, "paac.network = 'mlp2'", "one of 'arch_nips', 'arch_nature', 'mlp'"),
+    (PAAC, "paac.mlp_units = (64, 0)", "a tuple of integers >= 1"),
     (APEX, "ApexLearnerStep.optimizer = 'sgd'", "one of 'rmsprop', 'adam'"),
     (PAAC, "make_environment.atari_backend = 'fast'", "one of 'vector', 'portable'"),
     (PAAC, "make_environment.reward_clipping = 'yes'", "True or False"),
@@ -123,26 +123,26 @@ def test_a_bad_binding_is_one_error_naming_it_and_the_allowed_values(gin_file, b
 
 
 def test_macros_are_followed_and_references_left_to_their_callee():
-  assert "PaacAgent.gamma = 2.0: must be" in _error(PAAC, ["G = 2.0", "H = %G",
-                                                           "PaacAgent.gamma = %H"])
+  assert "paac.gamma = 2.0: must be" in _error(PAAC, ["G = 2.0", "H = %G",
+                                                           "paac.gamma = %H"])
   gin.clear_config()
-  assert _error(PAAC, ["paac_train.t_max = @paac/paac_train"]) is None
+  assert _error(PAAC, ["paac.t_max = @scoped/make_environment"]) is None
 
 
 def test_environments_must_split_evenly_over_worker_processes():
   """n_e % n_w != 0 is refused where worker processes step the environments (gymnasium ids,
   the portable Atari backend), not for the C++ vector backend, whose n_w is threads."""
-  message = _error(PAAC, ["paac_train.num_envs = 6", "paac_train.num_workers = 4"])
-  assert message.startswith("paac_train.num_envs = 6 is not a multiple of "
-                            "paac_train.num_workers = 4"), message
+  message = _error(PAAC, ["paac.num_envs = 6", "paac.num_workers = 4"])
+  assert message.startswith("paac.num_envs = 6 is not a multiple of "
+                            "paac.num_workers = 4"), message
   gin.clear_config()
-  assert _error(PAAC, ["paac_train.num_envs = 6", "paac_train.num_workers = 3"]) is None
+  assert _error(PAAC, ["paac.num_envs = 6", "paac.num_workers = 3"]) is None
   gin.clear_config()
-  assert _error("atari.gin", ["paac_train.num_envs = 20"]) is None   # vector: 8 threads
+  assert _error("atari.gin", ["paac.num_envs = 20"]) is None   # vector: 8 threads
   gin.clear_config()
-  message = _error("atari.gin", ["paac_train.num_envs = 20",
+  message = _error("atari.gin", ["paac.num_envs = 20",
                                  "make_environment.atari_backend = 'portable'"])
-  assert "not a multiple of paac_train.num_workers = 8" in message, message
+  assert "not a multiple of paac.num_workers = 8" in message, message
   gin.clear_config()
   assert "apex_actor.num_envs = 5 is not a multiple" in _error(
       APEX, ["apex_actor.num_envs = 5", "apex_actor.num_workers = 2"])
@@ -192,7 +192,7 @@ def test_train_eval_checks_arguments_given_in_code(tmp_path):
 
 
 @pytest.mark.parametrize("gin_file,binding,message", [
-    (PAAC, "PaacAgent.gamma=1.5", "error: PaacAgent.gamma = 1.5: must be a number in (0, 1]."),
+    (PAAC, "paac.gamma=1.5", "error: paac.gamma = 1.5: must be a number in (0, 1]."),
     (APEX, "apex_replay.capacity=0",
      "error: apex_replay.capacity = 0: must be an integer >= 1."),
     (DPG, "ApexDpgLearnerStep.target_update_tau=2.0",
@@ -208,6 +208,63 @@ def test_the_cli_prints_one_error_line_exits_2_and_writes_nothing(tmp_path, gin_
   lines = proc.stderr.strip().splitlines()
   assert lines[-1] == message, proc.stderr[-3000:]
   assert [line for line in lines if line.startswith("error:")] == [message]
+  assert not root.exists()
+
+
+# Bindings of PAAC's settings before they were one namespace (paac.*), and of settings since
+# removed: (binding, the one error line's start, what else it must say).
+OLD_BINDINGS = [
+    ("paac_train.num_envs=8",
+     "error: paac_train.num_envs (--gin_bindings) is now paac.num_envs:", "one namespace"),
+    ("PaacAgent.learning_rate=0.01",
+     "error: PaacAgent.learning_rate (--gin_bindings) is now paac.learning_rate:",
+     "one namespace"),
+    ("paac.paac_train.t_max=4",
+     "error: paac.paac_train.t_max (--gin_bindings) is now paac.t_max:", "one namespace"),
+    ("paac_train.overlap_learner=True",
+     "error: paac_train.overlap_learner (--gin_bindings): this setting was removed:",
+     "original's order"),
+    ("PaacAgent.reuse_activations=False",
+     "error: PaacAgent.reuse_activations (--gin_bindings): this setting was removed:",
+     "GradientTape"),
+    ("make_environment.num_groups=2",
+     "error: make_environment.num_groups (--gin_bindings): this setting was removed:",
+     "one batch"),
+]
+
+
+@pytest.mark.parametrize("binding,start,detail", OLD_BINDINGS,
+                         ids=[b for b, _, _ in OLD_BINDINGS])
+def test_a_binding_of_an_old_name_is_a_config_error_naming_the_new_one(binding, start,
+                                                                       detail):
+  with pytest.raises(errors.ConfigError) as info:
+    config.parse([PAAC], [binding])
+  message = errors.user_message(info.value)
+  assert ("error: " + message).startswith(start) and detail in message, message
+  assert "\n" not in message
+
+
+def test_an_old_name_in_a_gin_file_is_named_with_the_file(tmp_path):
+  old = tmp_path / "old.gin"
+  old.write_text("include 'cartpole.gin'\nPaacAgent.entropy_coef = 0.01\n")
+  with pytest.raises(errors.ConfigError, match=re.escape(
+      "PaacAgent.entropy_coef (%s) is now paac.entropy_coef" % old)):
+    config.parse([str(old)], [])
+
+
+@pytest.mark.parametrize("binding,start,detail", OLD_BINDINGS[:2] + OLD_BINDINGS[3:4],
+                         ids=[b for b, _, _ in OLD_BINDINGS[:2] + OLD_BINDINGS[3:4]])
+def test_the_cli_refuses_an_old_name_in_one_error_line(tmp_path, binding, start, detail):
+  """`python -m paac_tf.train --gin_file=cartpole.gin --gin_bindings=paac_train.num_envs=8`
+  (an old run's command): exit 2, one `error:` line that names the new binding."""
+  root = tmp_path / "run"
+  proc = run_module("paac_tf.train", "--gin_file=cartpole.gin", "--root_dir=%s" % root,
+                    "--gin_bindings=" + binding, timeout=120)
+  assert proc.returncode == 2, proc.stderr[-3000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  printed = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+  assert len(printed) == 1, proc.stderr[-3000:]
+  assert printed[0].startswith(start) and detail in printed[0], printed
   assert not root.exists()
 
 

@@ -463,12 +463,16 @@ def write_report(plan, path=REPORT):
     status, detail = status_of(plan, run)
     counts[status] = counts.get(status, 0) + 1
     state = read_state(run_dir(plan, run))
+    published = published_info(run)
+    # A published run whose run directory went with its machine: its run_info.json's
+    # command(s) (';'-separated) and commit.
     commands = [h["command"] for h in state.get("history", [])] or [
-        " ".join(train_command(plan, run, run["stages"][-1])) + "  (not yet run)"]
+        c.strip() for c in published.get("command", "").split(";") if c.strip()] or [
+            " ".join(train_command(plan, run, run["stages"][-1])) + "  (not yet run)"]
     stages = ", ".join("%d" % s for s in run["stages"])
     lines.append("| `%s`%s | %s | **%s** | %s; stages (agent steps) %s | %s | %s |" % (
         run["name"], " (alone)" if run.get("alone") else "", run["item"], status, detail,
-        stages, (state.get("commit") or "")[:7],
+        stages, (state.get("commit") or published.get("commit") or "")[:7],
         "<br>".join("`%s`" % c for c in commands)))
   lines += ["", "Totals: " + ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())), ""]
   with open(path + ".tmp", "w") as f:
