@@ -363,6 +363,31 @@ def test_our_run_against_the_original_points(tmp_path):
   assert original_curve.STUB in text and os.path.getsize(os.path.join(out, "comparison.png"))
 
 
+def test_every_atari_gin_qbert_run_in_one_table_with_its_seed_loop_and_jump(tmp_path):
+  """results/qbert_original's table of every run: seed, the loop (by the run's commit:
+  37cc749 before the loop in the original's order, b672281 its first commit), the first
+  step at or above 7,000 (by hand: 19.5M for the first run, never for the second) and the
+  training average at 20M-45M where the run got there."""
+  original = str(tmp_path / "original_curve.csv")
+  graph_reading.write_csv([dict(x=2e7, value=4000.0, line_low=3900, line_high=4100,
+                                fill_low=3800, fill_high=4200, outer_low=3500,
+                                outer_high=4500, column_px=0, median_row_px=0,
+                                value_per_px=139.0, x_per_px=147000.0)], original)
+  results = tmp_path / "results"
+  old = publish(results, "qbert_old", "Qbert", REFERENCE,
+                [(10 * M, 3000.0), (19_500_000, 7100.0), (20 * M, 9000.0),
+                 (30 * M, 10000.0), (40 * M, 11000.0), (45 * M, 12000.0)],
+                commit="37cc7494379bf66089c2634b031184b934f2162e")
+  publish(results, "qbert_new_s1", "Qbert", REFERENCE, [(10 * M, 2500.0), (20 * M, 5000.0)],
+          seed=1, commit=original_curve.LOOP_COMMIT)
+  publish(results, "qbert_fast", "Qbert", FAST, [(10 * M, 9000.0)])        # not atari.gin
+  text = original_curve.report(original, old, str(tmp_path / "out"), "cmd", str(results))
+  rows = [line for line in text.splitlines() if line.startswith("| qbert_")]
+  assert rows == [
+      "| qbert_old | 0 | loop before | 37cc749 | 19.5M | 9000 | 10000 | 11000 | 12000 |",
+      "| qbert_new_s1 | 1 | original's order | b672281 | not reached | 5000 | — | — | — |"]
+
+
 def test_saved_campaign_state_is_not_a_result(tmp_path):
   publish(tmp_path, "pong", "Pong", FAST, [(M, 1.0)],
           evals={"eval.json": _evaluation("Pong", 1.0, M)})
