@@ -18,6 +18,7 @@ from tools import aggregates
 from tools import games
 from tools import glance
 from tools import graph_reading
+from tools import curve_points
 from tools import original_curve
 from tools import run_groups
 from tools import run_results
@@ -386,6 +387,17 @@ def test_every_atari_gin_qbert_run_in_one_table_with_its_seed_loop_and_jump(tmp_
   assert rows == [
       "| qbert_old | 0 | loop before | 37cc749 | 19.5M | 9000 | 10000 | 11000 | 12000 |",
       "| qbert_new_s1 | 1 | original's order | b672281 | not reached | 5000 | — | — | — |"]
+
+
+def test_training_averages_at_given_steps_side_by_side(tmp_path):
+  """tools/curve_points: the last summary at or before each step; blank after the run's
+  end (its last summary before 0.99 of the step); the seed from operative_config.gin."""
+  long_run = publish(tmp_path, "pong_a", "Pong", REFERENCE,
+                     [(990_000, -20.5), (1_010_000, -20.0), (2_000_000, -19.0)], commit="abc1234")
+  short_run = publish(tmp_path, "pong_b", "Pong", REFERENCE, [(1_000_000, -20.2)], seed=2)
+  text = curve_points.table([long_run, short_run], [1e6, 2e6], "t")
+  assert "| pong_a | 0 | abc1234 | -20.50 | -19.00 |" in text
+  assert "| pong_b | 2 |  | -20.20 |  |" in text
 
 
 def test_saved_campaign_state_is_not_a_result(tmp_path):

@@ -7,7 +7,8 @@ r"""Training averages of published runs at given agent steps, side by side, with
 Each folder is a published run (its summaries.csv, tools/publish_run.py). Its value at a
 step is the training average of the last 100 episodes (Metrics_vs_EnvironmentSteps/
 AverageReturn) at the last summary at or before that step. The markdown table has one row
-per run (its folder, seed and commit from run_info.json) and one column per step; with
+per run (its folder, its seed from operative_config.gin, its commit from run_info.json) and
+one column per step ('' where the run stopped before the step); with
 --output a PNG of the curves is written beside it (same name, .png).
 """
 import json
@@ -18,6 +19,7 @@ from absl import flags
 
 from paac_tf import errors
 from paac_tf.bookkeeping import reference_curve
+from tools import seed_runs
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("steps", ["1e6", "2e6", "3e6", "4e6", "5e6"], "Agent steps of the columns.")
@@ -33,10 +35,16 @@ def curve(folder):
   return sorted((step, value) for step, (_, value) in series.items())
 
 
+REACHED = 0.99   # a run reached step S if its last summary is at 0.99 S or later
+
+
 def value_at(points, step):
-  """The value of the last point at or before `step`, or None."""
+  """The value of the last point at or before `step`, or None where the run stopped before
+  it (its last point before REACHED * step) or has none there."""
   before = [value for at, value in points if at <= step]
-  return before[-1] if before else None
+  if not before or points[-1][0] < REACHED * step:
+    return None
+  return before[-1]
 
 
 def run_info(folder):
@@ -56,7 +64,7 @@ def table(folders, steps, title):
     info = run_info(folder)
     points = curve(folder)
     values = [value_at(points, s) for s in steps]
-    seed = info.get("seed", "")
+    seed = seed_runs.seed_of(folder)
     lines.append("| %s | %s | %s | %s |" % (
         os.path.basename(os.path.normpath(folder)), seed, str(info.get("commit", ""))[:7],
         " | ".join("" if v is None else "%.2f" % v for v in values)))
