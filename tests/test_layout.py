@@ -15,8 +15,8 @@ one above):
                                                       the synchronous runner (sync/: PAAC's
                                                       loop) and the Ape-X processes (replay,
                                                       actors, learner)
-  5  entry points: paac_tf (the public API), paac_tf.commands (the command programs:
-     train, evaluate, export, apex_replay / apex_actor / apex_learner), paac_tf.train /
+  5  entry points: paac_tf (the public API), paac_tf.commands (Ape-X's process programs:
+     apex_replay / apex_actor / apex_learner), paac_tf.train /
      export / evaluate (`python -m` runs the command)
   6  tools (the lab beside the package: benchmarks, reports, campaign, publishing,
      gen_build; not installed): it imports paac_tf, and nothing in paac_tf imports it

@@ -5,6 +5,8 @@ import tensorflow as tf
 
 from paac_tf.algorithms.paac import settings as settings_lib
 from paac_tf.algorithms.paac import update
+from paac_tf.networks import actor_critic
+from paac_tf.networks import optimizers
 
 LOGITS = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.6, 0.3]], np.float32))
 H0 = -(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25))
@@ -105,7 +107,39 @@ def test_loss_masks_the_step_from_a_last_time_step():
   assert ent == pytest.approx(H0, rel=1e-5)
 
 
-def test_metric_names_match_what_train_step_returns():
+def test_train_step_returns_its_metrics_in_metric_names_order():
+  """One update of a small MLP actor-critic on the rollout of `_loss`: the loss's four terms
+  at the weights before it, the learning rate it applied (annealed from 0.01 over 4 updates:
+  0.01 at the first), the gradients' global norm before the clip; and the weights moved by
+  the clipped gradients (max_grad_norm 0.1, below that norm)."""
   assert update.METRIC_NAMES == ("Losses/policy", "Losses/value", "Losses/entropy",
                                  "Losses/total", "Optimizer/learning_rate",
                                  "Optimizer/global_norm")
+  spec = tf.TensorSpec([3], tf.float32)
+  model = actor_critic.build_actor_critic(3, spec, torso="mlp", mlp_units=(8,), seed=0)
+  optimizer = optimizers.rmsprop(model, 0.01, anneal_updates=4, decay=0.99, epsilon=0.1)
+  settings = settings_lib.PaacSettings(gamma=0.5, entropy_coef=0.02, value_coef=0.25,
+                                       loss_scale=5.0, max_grad_norm=0.1)
+  observations = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 1, 3) / 6)
+  actions = tf.constant([[0], [1]], tf.int64)
+  rollout = tf.constant([[[1.0], [2.0]], [[1.0], [1.0]], [[0.0], [0.0]], [[0.0], [0.0]]])
+  values = tf.constant([[0.5], [1.0], [3.0]])
+  before = [v.numpy() for v in model.trainable_variables]
+  with tf.GradientTape() as tape:
+    logits, value_pred = model(tf.reshape(observations, [2, 3]), training=True)
+    total, expected = update.loss(logits, value_pred, actions, rollout, values, settings)
+  grads = tape.gradient(total, model.trainable_variables)
+  norm = float(tf.linalg.global_norm(grads))
+  assert norm > settings.max_grad_norm
+
+  got = update.train_step(model, optimizer, settings, observations, actions, rollout, values)
+  assert got.shape == (len(update.METRIC_NAMES),) and got.dtype == tf.float32
+  np.testing.assert_allclose(got[:4].numpy(), [float(m) for m in expected], rtol=1e-5)
+  assert float(got[4]) == pytest.approx(0.01)
+  assert float(got[5]) == pytest.approx(norm, rel=1e-5)
+  # TF1 RMSProp's first step (ms from 1): var -= lr * g' / sqrt(.99 + .01 g'^2 + .1), g' the
+  # gradient scaled by max_grad_norm / norm.
+  for b, g, v in zip(before, grads, model.trainable_variables):
+    clipped = g.numpy() * settings.max_grad_norm / norm
+    step = 0.01 * clipped / np.sqrt(0.99 + 0.01 * clipped ** 2 + 0.1)
+    np.testing.assert_allclose(v.numpy(), b - step, rtol=1e-4, atol=1e-7)

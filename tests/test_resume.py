@@ -9,6 +9,7 @@ from paac_tf.algorithms.paac import algorithm as algorithm_lib
 from paac_tf.algorithms.paac import settings as settings_lib
 from paac_tf.algorithms.paac import update
 from paac_tf.bookkeeping import checkpointing
+from paac_tf.runners.sync import train_loop
 
 OBSERVATION = array_spec.ArraySpec((4,), np.float32)
 ACTIONS = array_spec.BoundedArraySpec((), np.int64, 0, 1)
@@ -16,8 +17,8 @@ ACTIONS = array_spec.BoundedArraySpec((), np.int64, 0, 1)
 
 class _Learner:
   """What the training loop checkpoints, made as it makes them (Paac's make_model and
-  make_optimizer, a tf.random.Generator from the seed): `train` is its update
-  (update.train_step), `act` its sampling of actions from the model's logits."""
+  make_optimizer, a tf.random.Generator from the seed), with the loop's own compiled calls
+  (train_loop.compile_calls): `train` is its update, `act` its sampling of actions."""
 
   def __init__(self, seed):
     gin.clear_config()   # the paac.* defaults, whatever an earlier test of the process bound
@@ -26,16 +27,14 @@ class _Learner:
     self.model = paac.make_model(ACTIONS, OBSERVATION, self.settings, seed=seed)
     self.optimizer = paac.make_optimizer(self.model, self.settings, total_updates=100)
     self.rng = tf.random.Generator.from_seed(seed)
+    self._act, _, self._train_step = train_loop.compile_calls(
+        paac, self.model, self.optimizer, self.rng, self.settings)
 
   def train(self, batch):
-    vector = update.train_step(self.model, self.optimizer, self.settings,
-                               *[tf.constant(x) for x in batch])
-    return dict(zip(update.METRIC_NAMES, vector.numpy()))
+    return dict(zip(update.METRIC_NAMES, self._train_step(*batch).numpy()))
 
   def act(self, observation):
-    logits, _ = self.model(observation)
-    seeds = self.rng.uniform_full_int([2], tf.int32)
-    return tf.random.stateless_categorical(logits, 1, seeds, dtype=tf.int64)[:, 0]
+    return self._act(observation)[0]
 
 
 def _agent(seed):

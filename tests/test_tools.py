@@ -3,6 +3,7 @@ tools.reference_scores, on real event files and a real Reverb replay."""
 import csv
 import json
 import os
+import shutil
 import statistics
 import subprocess
 
@@ -251,6 +252,9 @@ def test_an_event_files_pause_is_not_wall_time(tmp_path):
 
 def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
   root = _make_paac_run(str(tmp_path / "run"))
+  # The run's reference curve for TensorBoard (root/reference, its own event file) is no run.
+  shutil.copytree(os.path.join(root, "train"), os.path.join(root, "reference"),
+                  ignore=lambda _, names: [n for n in names if not events.is_event_file(n)])
   found = events.find_run_dirs(str(tmp_path))
   assert [r.root for r in found] == [root]
   assert found[0].run_config["env_name"] == "Pong"

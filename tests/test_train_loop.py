@@ -16,6 +16,7 @@ from conftest import REPO
 import paac_tf
 from paac_tf.networks import actor_critic
 from paac_tf.runners import harness
+from paac_tf.runners.sync import train_loop
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -74,6 +75,51 @@ def test_each_rollout_acts_with_the_weights_of_the_update_before_it(monkeypatch,
     assert len({w for _, w in rollout}) == 1, rollout   # acting, bootstrap, update: same
     weights.append(rollout[0][1])
   assert len(set(weights)) == UPDATES   # each update changed them; the next rollout saw it
+
+
+def test_each_update_gets_a_consistent_rollout(monkeypatch, tmp_path):
+  """The arrays the loop fills, as the update receives them (CartPole, n_e 4, t_max 5, 12
+  updates: episodes end inside rollouts): the step type seen after step t is the one acted on
+  at step t + 1; reward 1 for every real step and 0 for the auto-reset after a LAST; discount
+  0 only where an episode ended; V(s_T) is the bootstrap pass's; each rollout starts from
+  the observation the previous one bootstrapped from."""
+  batches, bootstraps = [], []
+  original = train_loop.compile_calls
+
+  def compile_calls(*args, **kwargs):
+    act, bootstrap_values, train_step = original(*args, **kwargs)
+
+    def recorded_bootstrap(observation):
+      value = bootstrap_values(observation)
+      bootstraps.append((np.array(observation), value.numpy()))
+      return value
+
+    def recorded_train_step(observations, actions, rollout, values):
+      batches.append((observations.copy(), actions.copy(), rollout.copy(), values.copy()))
+      return train_step(observations, actions, rollout, values)
+    return act, recorded_bootstrap, recorded_train_step
+
+  monkeypatch.setattr(train_loop, "compile_calls", compile_calls)
+  t_max, n_e, updates = 5, 4, 12
+  result = paac_tf.train("cartpole.gin", {
+      "paac.num_envs": n_e, "paac.num_workers": 0, "paac.t_max": t_max,
+      "train_eval.total_steps": n_e * t_max * updates}, root_dir=str(tmp_path / "run"))
+  assert result.updates == updates == len(batches) == len(bootstraps)
+  for k, (observations, actions, rollout, values) in enumerate(batches):
+    assert observations.shape == (t_max, n_e, 4) and actions.shape == (t_max, n_e)
+    assert rollout.shape == (4, t_max, n_e) and rollout.dtype == np.float32
+    assert values.shape == (t_max + 1, n_e)
+    assert set(np.unique(actions)) <= {0, 1}
+    rewards, discounts, next_is_last, is_last = rollout
+    assert set(np.unique(next_is_last)) <= {0.0, 1.0} and set(np.unique(is_last)) <= {0.0, 1.0}
+    next_is_last, is_last = next_is_last > 0.5, is_last > 0.5
+    np.testing.assert_array_equal(is_last[1:], next_is_last[:-1])
+    np.testing.assert_array_equal(rewards, np.where(is_last, 0.0, 1.0))
+    assert np.all(discounts[~next_is_last] == 1.0)
+    np.testing.assert_array_equal(values[t_max], bootstraps[k][1])
+    if k + 1 < updates:
+      np.testing.assert_array_equal(batches[k + 1][0][0], bootstraps[k][0])
+  assert any(np.any(b[2][2]) for b in batches), "no episode ended inside a rollout"
 
 
 def _reader_path(tmp_path):

@@ -243,6 +243,9 @@ def find_run_dirs(path):
     raise errors.UserError("%s is not a directory (give a run or results directory)." % path)
   found = {}
   for dirpath, _, filenames in walk(path):
+    if (os.path.basename(dirpath) == reference_curve.REFERENCE_DIR
+        and os.path.isdir(os.path.join(os.path.dirname(dirpath), "train"))):
+      continue   # a run's copy of its reference curve, for TensorBoard: not a run
     has_events = any(is_event_file(n) for n in filenames)
     if not has_events and RUN_CONFIG not in filenames:
       continue

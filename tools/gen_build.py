@@ -102,7 +102,7 @@ def _imports(path):
       names.update("%s.%s" % (node.module, a.name) for a in node.names)
     elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "run_module"
           and node.args and isinstance(node.args[0], ast.Constant)):
-      names.add(node.args[0].value)   # runpy.run_module("paac_tf.commands.train"): runs it
+      names.add(node.args[0].value)   # runpy.run_module("paac_tf.train"): runs it
   return names
 
 

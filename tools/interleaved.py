@@ -78,6 +78,9 @@ def main(argv):
       for name, path in trees:
         rate, load, _ = run_once(path, os.path.join(scratch, "%s-%d" % (name, round_index)),
                                  FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.steps)
+        if rate is None:
+          raise errors.UserError("%s logged fewer than two progress lines in %d agent "
+                                 "steps: give more --steps." % (name, FLAGS.steps))
         runs.append({"round": round_index, "tree": name, "agent_steps_per_s": rate,
                      "load_average_1m": load, "utc": time.strftime("%H:%M:%S", time.gmtime())})
         print(json.dumps(runs[-1]), flush=True)

@@ -6,7 +6,8 @@ the object:
 
 - the runner that trains it (`runner`): 'sync' (runners/sync/: rollouts of n_e
   environments and one update of the algorithm's loss each: `paac.algorithm.Paac`'s
-  make_model, make_agent and loss, which an on-policy algorithm subclasses)
+  settings, make_model, make_optimizer, loss and train_step, which an on-policy algorithm
+  subclasses)
   or 'replay' (runners/apex/: the Ape-X replay, actors and learner,
   `replay.algorithm.ReplayAlgorithm`); runners/dispatch.py starts it, the algorithm owns no
   loop;

@@ -26,7 +26,7 @@ def _configs_dir():
   """The shipped configs: the top-level configs/ of a checkout (and of an editable install),
   which a wheel installs as the package data configs/ (setup.py)."""
   installed = os.path.join(PACKAGE_DIR, "configs")
-  return installed if os.path.isdir(installed) else os.path.join(
+  return installed if os.path.exists(os.path.join(installed, "atari.gin")) else os.path.join(
       os.path.dirname(PACKAGE_DIR), "configs")
 
 
