@@ -33,6 +33,21 @@ def make_environment(env_name, num_envs, num_workers, seed,
   game start and after each lost life in games whose action 1 is FIRE (off: the env never
   presses FIRE, as the original PAAC code). A policy trained with `fire_reset` should be
   evaluated with it.
+
+  Args:
+    atari_backend: how Atari games step: 'vector' (ale-py's C++ vector env, the fast path)
+      or 'portable' (gymnasium's ALE envs and wrappers in the worker processes); see
+      docs/environments.md.
+    num_threads: the Atari vector env's C++ threads (None: min(num_workers, CPU cores)).
+    reward_clipping: Atari rewards clipped to [-1, 1] for learning (the episodes' scores
+      stay raw).
+    episodic_life: a lost Atari life ends the episode for training (a LAST step with
+      discount 0).
+    noop_max: random starts: up to this many no-op actions at each Atari episode's start.
+    max_episode_frames: an Atari episode is cut after this many frames (108,000: 30 minutes
+      of play).
+    fire_reset: press FIRE at an Atari game's start and after each lost life, in games
+      whose action 1 is FIRE.
   """
   num_envs, num_workers = int(num_envs), int(num_workers)
   if num_threads is None:

@@ -51,7 +51,14 @@ def build_dueling_q(num_actions, observation_spec, torso="arch_nature", mlp_unit
 @checks.configurable(module="apex")
 def apex_network(network: checks.one_of(torsos.TORSOS) = "arch_nature",
                  mlp_units: checks.Units = (64, 64), head_units: checks.OptionalCount = None):
-  """The dueling Q-network's settings (shared by learner, actors and exports)."""
+  """The dueling Q-network's settings (shared by learner, actors and exports).
+
+  Args:
+    network: the torso: 'arch_nature' (the Nature DQN's, as the paper), 'arch_nips' or 'mlp'.
+    mlp_units: the hidden layers of 'mlp'.
+    head_units: a hidden layer of this many units in the value and in the advantage head
+      (None: linear heads on the torso).
+  """
   return {"network": str(network), "mlp_units": [int(u) for u in mlp_units],
           "head_units": None if head_units is None else int(head_units)}
 
@@ -60,7 +67,11 @@ def apex_network(network: checks.one_of(torsos.TORSOS) = "arch_nature",
 def apex_precision(precision: checks.one_of(precision_lib.PRECISIONS) = "float32"):
   """The Ape-X networks' compute precision, learner and actors alike (see precision.py).
   Not a network setting: variables are float32 in every precision, so it is neither in
-  `apex_network` nor in the recorded network spec, and a run may resume in another one."""
+  `apex_network` nor in the recorded network spec, and a run may resume in another one.
+
+  Args:
+    precision: 'float32', 'mixed_bfloat16' or 'auto' (opt-in: networks/precision.py).
+  """
   return precision_lib.check(precision)
 
 

@@ -50,8 +50,12 @@ def check_run_config(root_dir, run_config):
 def training_exporter(root_dir, env_name, algorithm, greedy: OptionalBool = None):
   """Returns export(model, observation_spec, step, **metadata) writing `algorithm`'s policy
   of `model` to `export_dir(root_dir, env_name)`/<step>/, with the run's run_config.json and
-  operative config in its metadata; greedy: argmax actions (None: the algorithm's
-  `export_greedy`)."""
+  operative config in its metadata.
+
+  Args:
+    greedy: whether the exported policy takes argmax actions (None: the algorithm's
+      `export_greedy`).
+  """
   base = export_dir(root_dir, env_name)
 
   def export(model, observation_spec, step, **metadata):

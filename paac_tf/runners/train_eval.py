@@ -37,17 +37,25 @@ def train_eval(root_dir, env_name: checks.allows(ENV_NAME, str) = gin.REQUIRED,
   """Trains `algorithm` on `env_name` for `total_steps` agent steps in `root_dir`; returns
   the run's `bookkeeping.run_result.RunResult`.
 
-  `algorithm` names a registered algorithm (paac_tf/algorithms/registry.py). `seed` seeds
-  the initial weights, the action sampling and the environments; with `deterministic`
-  TensorFlow's ops are deterministic too (`enable_op_determinism`, slower on some ops), so
-  that a PAAC run with `num_workers` = 0 repeats bit for bit. `launcher` 'local' runs on this
-  machine; 'ray' on a Ray cluster, for the algorithms whose runner has such a run (Ape-X: at
-  `ray_address`, or a Ray started for the run if None; `runners/apex/ray_launcher.py`).
-  `config_files`: the gin files parsed (not a binding); when the last is a shipped config
-  with a reference run in results/, that run's curve goes to root_dir/reference
-  (`bookkeeping/reference_curve.py`). `env` (not a binding): `env_name` resolved, where the
-  caller checked the configuration already (`validation.check_bindings` returns it, as
-  `api.train` does); None: the values given here are checked and `env_name` resolved.
+  Args:
+    root_dir: the run directory (a run there is resumed).
+    env_name: the environment: an Atari game ('Pong') or a gymnasium id ('CartPole-v1').
+    total_steps: agent steps to train for (one agent step is 4 frames on Atari).
+    algorithm: a registered algorithm's name (paac_tf/algorithms/registry.py), or
+      'module:name' for one registered outside the package.
+    seed: seeds the initial weights, the action sampling and the environments.
+    deterministic: TensorFlow's ops deterministic too (`enable_op_determinism`, slower on
+      some ops), so that a PAAC run with `num_workers` = 0 repeats bit for bit.
+    launcher: 'local' runs on this machine; 'ray' on a Ray cluster, for the algorithms whose
+      runner has such a run (Ape-X: runners/apex/ray_launcher.py).
+    ray_address: the Ray cluster of launcher 'ray' ('auto', 'HOST:6379'); None: a Ray
+      started on this machine for the run.
+    config_files: the gin files parsed (not a binding); when the last is a shipped config
+      with a reference run in results/, that run's curve goes to root_dir/reference
+      (`bookkeeping/reference_curve.py`).
+    env: (not a binding) `env_name` resolved, where the caller checked the configuration
+      already (`validation.check_bindings` returns it, as `api.train` does); None: the
+      values given here are checked and `env_name` resolved.
   """
   if env is None:
     validation.check_values("train_eval", env_name=env_name, total_steps=total_steps,

@@ -23,7 +23,24 @@ OPTIMIZERS = ("rmsprop", "adam")
 
 @checks.configurable(module="apex", denylist=["q_network", "target_network", "layout"])
 class ApexLearnerStep(tf.Module):
-  """Holds online and target networks and the optimizer; `train(sample)` is compiled."""
+  """Holds online and target networks and the optimizer; `train(sample)` is compiled.
+
+  Args:
+    q_network, target_network: the online and the target dueling Q-networks.
+    layout: the replay's `ReplayLayout`.
+    optimizer: 'rmsprop' (centered, TF1's: networks/optimizers.py; the paper's) or 'adam'.
+    learning_rate: the optimizer's step size (the paper's 0.00025 / 4).
+    rmsprop_decay: RMSProp's decay of its gradient averages.
+    rmsprop_epsilon: RMSProp's epsilon, inside the square root.
+    adam_epsilon: Adam's epsilon (with optimizer 'adam').
+    max_grad_norm: the gradients are clipped to this global norm.
+    target_update_period: learner steps between copies of the online network into the
+      target network.
+    importance_beta: the importance-sampling exponent beta of the prioritized batches'
+      weights.
+    huber_delta: the Huber loss's threshold between its squared and its linear part.
+    jit_compile: compile the step with XLA (opt-in: docs/performance.md).
+  """
   # The metrics that must stay finite (the learner stops, keeping its last checkpoint).
   finite_metric_keys = ("Losses/huber", "Optimizer/global_norm")
 

@@ -18,7 +18,14 @@ ACTIVATIONS = ("relu", "tanh", "elu")
 def dpg_networks(actor_units: checks.Units = (400, 300), critic_units: checks.Units = (400, 300),
                  activation: checks.one_of(ACTIVATIONS) = "relu",
                  layer_norm: checks.Bool = False):
-  """The actor's and the critic's settings (shared by learner, actors and exports)."""
+  """The actor's and the critic's settings (shared by learner, actors and exports).
+
+  Args:
+    actor_units: the actor's hidden layers.
+    critic_units: the critic's hidden layers.
+    activation: the hidden layers' activation: 'relu', 'tanh' or 'elu'.
+    layer_norm: a LayerNorm after each hidden Dense layer, before its activation.
+  """
   return {"network": "mlp", "actor_units": [int(u) for u in actor_units],
           "critic_units": [int(u) for u in critic_units], "activation": str(activation),
           "layer_norm": bool(layer_norm)}
@@ -28,7 +35,13 @@ def dpg_networks(actor_units: checks.Units = (400, 300), critic_units: checks.Un
 def dpg_exploration(noise_base: checks.Fraction = 0.5, noise_alpha: checks.NonNegative = 3.0):
   """The actors' Gaussian noise scales on the Ape-X ladder: environment i of N explores with
   noise_base ** (1 + noise_alpha * i / (N - 1)) of half the action range (exploration.py);
-  noise_base in (0, 1], so that the ladder falls from the first environment to the last."""
+  noise_base in (0, 1], so that the ladder falls from the first environment to the last.
+
+  Args:
+    noise_base: the first environment's noise scale, a fraction of half the action range.
+    noise_alpha: how fast the scale falls along the ladder (0: every environment at
+      noise_base).
+  """
   return float(noise_base), float(noise_alpha)
 
 

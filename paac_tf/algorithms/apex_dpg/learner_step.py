@@ -30,7 +30,8 @@ class ApexDpgLearnerStep(tf.Module):
   Args:
     networks, target_networks: `.actor` and `.critic` each (algorithm.ActorAndCritic).
     layout: the replay's `ReplayLayout` (continuous actions).
-    actor_learning_rate, critic_learning_rate: Adam's step sizes.
+    actor_learning_rate: Adam's step size for the actor.
+    critic_learning_rate: Adam's step size for the critic.
     adam_epsilon: Adam's epsilon.
     max_grad_norm: the critic's and the actor's gradients are each clipped to this global
       norm (None: not clipped).
@@ -42,6 +43,7 @@ class ApexDpgLearnerStep(tf.Module):
       target (DDPG's 0.001, TD3's 0.005); None: periodic copies.
     importance_beta: the importance-sampling exponent beta.
     huber_delta: the critic's Huber threshold (None: the squared error).
+    jit_compile: compile the step with XLA (opt-in: docs/performance.md).
   """
   # The metrics that must stay finite (the learner stops, keeping its last checkpoint).
   finite_metric_keys = ("Losses/critic", "Losses/actor", "Optimizer/critic_global_norm",

@@ -42,15 +42,25 @@ class PaacSettings:
     t_max: steps per rollout; one update per rollout of n_e * t_max agent steps.
     learning_rate: the initial learning rate, annealed linearly to 0 over `lr_anneal_steps`
       agent steps (None: the whole run).
-    rmsprop_decay, rmsprop_epsilon: TF1's RMSProp (networks/optimizers.py).
-    entropy_coef, value_coef, loss_scale: the loss's weights (update.py).
+    lr_anneal_steps: the agent steps over which the learning rate falls to 0 (None: the
+      run's total_steps).
+    rmsprop_decay: the decay of RMSProp's average of squared gradients (TF1's RMSProp,
+      networks/optimizers.py).
+    rmsprop_epsilon: RMSProp's epsilon, inside the square root (as TF1's).
+    entropy_coef: the entropy bonus's weight in the loss, loss_scale * (policy loss -
+      entropy_coef * entropy + value_coef * value loss) (update.py).
+    value_coef: the value loss's weight in that loss.
+    loss_scale: the factor of the whole loss, so of its gradients before their clip.
     max_grad_norm: the global-norm clip of the gradients.
     gamma: the discount of the n-step returns.
-    checkpoint_interval, keep_checkpoints: agent steps between checkpoints; how many are kept.
+    checkpoint_interval: agent steps between checkpoints.
+    keep_checkpoints: the newest checkpoints kept (older ones are deleted).
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports (None: at the end only).
     stop_at_average_return: stop once the last 100 episodes average at least this, on
       `target_env_name` (bookkeeping/stop_target.py; recorded by `config.parse`).
+    target_env_name: the environment `stop_at_average_return` is for (None: this run's);
+      recorded by `config.parse` from the config that binds the target.
     precision: the torso's compute precision, 'float32', 'mixed_bfloat16' or 'auto'
       (opt-in: networks/precision.py).
     jit_compile: compile acting and the update with XLA (opt-in: docs/performance.md).

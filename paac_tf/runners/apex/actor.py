@@ -96,15 +96,19 @@ def apex_actor(replay_address, actor_index, num_actors, env_name, *, algorithm, 
 
   Args:
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose acting the actor runs.
-    num_envs, num_workers: the actor's batched environment (`make_environment`).
+    num_envs: the environments the actor steps as one batch (`make_environment`).
+    num_workers: the processes or C++ threads that step them (as `paac.num_workers`); 0:
+      in the actor's process.
     discount: gamma of the n-step returns (n is `ReplayLayout.n_step`).
     epsilon_base, epsilon_alpha: the exploration ladder over all N = num_actors * num_envs
-      environments, base ** (1 + alpha i / (N - 1)) for global environment i (every actor
-      must have the same `num_envs`).
+      environments: global environment i acts with epsilon base ** (1 + alpha i / (N - 1))
+      (every actor must have the same `num_envs`).
     weights_refresh_interval: batched steps between weight refreshes (Ape-X: ~400 frames,
       i.e. 100 agent steps per environment).
     chunk_length: frames per Reverb chunk (compression unit; items wait for their chunk).
     report_interval_s: seconds between reports to the learner (agent steps, episodes).
+    log_interval_s: seconds between the actor's progress log lines (agent steps per
+      second, inserts, learner step of its weights, average return).
     tf_threads: TF's intra-op threads (actors share cores; 1 avoids oversubscription: the
       forward pass on one batch of observations is small). None or 0: TF's default.
     tf_inter_op_threads: TF's inter-op threads (None: as `tf_threads`).

@@ -182,6 +182,8 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
+    seed: the run's seed (`train_eval.seed`, which the caller passes: a binding here is
+      ignored); each actor's is derived from it (`actor.actor_seed`).
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
       epsilon ladder spans all N * num_envs of them).

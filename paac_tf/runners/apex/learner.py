@@ -100,10 +100,13 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     env_name: the environment (for specs and run records; the learner steps none).
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose update the learner runs.
     total_steps: agent steps (summed over actors) to train for.
+    seed: the run's seed, of the initial weights (`train_eval.seed` or the command's --seed,
+      which the callers pass: a binding here is ignored).
     batch_size: prioritized batch size (Ape-X: 512).
     publish_interval: learner steps between weight publications.
     summary_interval: learner steps between loss summaries.
     checkpoint_interval: agent steps between checkpoints.
+    keep_checkpoints: the newest checkpoints kept (older ones are deleted).
     export_interval: agent steps between SavedModel exports (None: at the end only).
     stop_at_average_return: stop once the last 100 episodes played at epsilon <=
       `low_epsilon` (by any actor's environments) average at least this: they stand in for

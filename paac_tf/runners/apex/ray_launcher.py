@@ -111,9 +111,11 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm,
   """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
 
   Args:
+    seed: the run's seed (`train_eval.seed`, which the caller passes: a binding here is
+      ignored).
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
-      (given by `train_eval.ray_address`).
+      (`train_eval.ray_address`, which the caller passes: a binding here is ignored).
     num_actors: N actors (None: `run_local.num_actors`, which the configs set).
     learner_node: where learner and replay run: 'driver' (the node of this command), a
       node's IP, or None (placed by their options alone). Ignored for a role whose
