@@ -68,10 +68,12 @@ def test_block_shows_atari_gin_pong_runs_only_with_their_evaluations(tmp_path):
   # 5M (evaluated, earlier protocol), 8.75M (first at 18), 10M (the end, evaluated, with
   # the machine note); minutes: 120 s a point from the first.
   assert rows == [
-      "| [pong_ref](results/pong_ref/) | 5M | 20M | 6 | -5.0 | -5.0 ± 1.4 (2 episodes) "
+      "| [pong_ref](results/pong_ref/) | 5M | 20M | 6 | -5.0 | -5.00 (s.e. 1.00; std 1.4, "
+      "2 episodes) "
       "(earlier protocol) |  |",
       "| [pong_ref](results/pong_ref/) | 8.75M | 35M | 12 | 18.2 (**18 reached**) |  |  |",
-      "| [pong_ref](results/pong_ref/) | 10M | 40M | 14 | 19.0 | 19.0 ± 1.0 (3 episodes) | "
+      "| [pong_ref](results/pong_ref/) | 10M | 40M | 14 | 19.0 | 19.00 (s.e. 0.58; std 1.0, "
+      "3 episodes) | "
       "2 cores, alone |"]
 
 

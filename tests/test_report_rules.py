@@ -3,15 +3,19 @@ each test reads the committed files and the results folders beside them, so a ta
 generated against a rule fails here. PAAC_REPORTS_ROOT: check another checkout's reports
 (e.g. an older commit's, extracted with `git archive`) with this code.
 
-1. an aggregate holds every run its table shows and names them (games.md, the README);
+1. an aggregate holds every run its table shows and names them (games.md, the README), and
+   its interval resamples what can vary;
 2. an ablation table holds every column at its title's budget, every seed of a config of its
    own, sample std, earlier-protocol evaluations marked;
 3. a time to a score is of the training average over all episodes;
-4. a headline median names one budget and one protocol, and its runs were evaluated there;
+4. a headline median names one budget and one protocol, its runs were evaluated there,
+   one run per seed of a game;
 5. earlier-protocol scores are marked and every std is the sample std (seeds.md, docs);
-6. run_info.json is complete (commit or a note why not; config matching the command);
+6. run_info.json is complete (commit or a note why not; config matching the command), its
+   wall time without pauses;
 7. the reports read nothing outside the results folder they are given.
 """
+import glob
 import json
 import os
 import re
@@ -20,8 +24,10 @@ import statistics
 import pytest
 
 from tools import ablation
+from tools import events
 from tools import reference_scores as ref
 from tools import results_table as rt
+from tools import run_groups
 from tools import run_labels
 from tools import run_record
 from tools import run_results
@@ -78,6 +84,36 @@ def test_12_game_median_and_iqm_hold_the_scores_the_table_shows():
                                              aggregate.split("The runs: ")[1])}
   assert named == folders             # every run the table shows, no other
   assert aggregate in _read("README.md")       # the README's glance says the same
+
+
+def test_an_aggregates_interval_can_move():
+  """A 95% CI equal to its point on both sides comes from resampling what cannot vary (one
+  score a game resampled within its game): the aggregates of games.md and the README show
+  intervals that resample the games then."""
+  for name in (("results", "games.md"), ("README.md",)):
+    for line in _read(*name).splitlines():
+      if "human-normalized median" not in line:
+        continue
+      intervals = re.findall(r"(-?[\d.]+%) \(95% CI (-?[\d.]+%) to (-?[\d.]+%)\)", line)
+      assert intervals, line
+      for point, low, high in intervals:
+        assert _percent(low) < _percent(high), (name, point, low, high)
+        assert _percent(low) <= _percent(point) <= _percent(high), (name, point, low, high)
+
+
+def test_the_12_game_aggregate_states_the_fire_assist_beside_it():
+  """The games evaluated with the FIRE assist (games.md's assists column) are counted in the
+  line under the aggregate, with the policies' own-action median, in games.md and README."""
+  text = _read("results", "games.md")
+  rows = [c for c in _table_rows(text)[1:] if c[3].endswith("%")]
+  assisted = sum("FIRE" in c[2] for c in rows)
+  assert assisted
+  for name in (("results", "games.md"), ("README.md",)):
+    lines = [line for line in _read(*name).splitlines() if "with the FIRE assist" in line]
+    assert len(lines) == 1, name
+    assert lines[0].startswith("%d of the %d games were evaluated with the FIRE assist" % (
+        assisted, len(rows))), lines[0][:120]
+    assert re.search(r"own actions only: median -?[\d.]+% \(95% CI", lines[0])
 
 
 # --- 2. the ablation tables ---------------------------------------------------------------
@@ -163,6 +199,20 @@ def test_each_headline_median_names_one_budget_and_protocol_and_its_runs_are_the
           folder, budget, protocol, config)
 
 
+def test_a_headline_holds_one_run_per_seed_of_a_game():
+  """A game's runs in a headline median are of different seeds: a seed's stages are not
+  averaged with another run of the same seed."""
+  text = _read("results", "README.md")
+  for line in text.splitlines():
+    match = _HEADLINE.match(line)
+    if not match:
+      continue
+    for game_runs in re.split(r", (?=[A-Z])", match.group(6)):
+      folders = [n.rstrip(".") for n in re.findall(r"[a-z0-9.]+_[a-z0-9_.]+", game_runs)]
+      seeds = [seed_runs.seed_of(os.path.join(RESULTS, f)) for f in folders]
+      assert len(set(seeds)) == len(seeds), (line[:100], folders, seeds)
+
+
 # --- 5. earlier protocol marked, sample std -----------------------------------------------
 
 def test_seeds_report_marks_earlier_protocol_evaluations(seed_folders):
@@ -206,6 +256,48 @@ def test_docs_results_types_sample_std_and_marks_earlier_protocol_scores():
           assert "earlier protocol" in p, "%s: %s unmarked in docs/results.md" % (path, sample)
 
 
+def test_quick_start_evaluations_are_their_eval_files_and_not_the_training_average():
+  """Each evaluated cell of the README's quick-start table is an evaluation file of its run
+  at two decimals with its standard error, so that 17.97 beside a training average of 18.0
+  is not read as the same number."""
+  text = _read("README.md")
+  cells = [(c[0], c[5]) for c in _table_rows(text) if len(c) == 7 and c[5] and
+           c[0].startswith("[")]
+  assert cells
+  for run, evaluated in cells:
+    folder = _LINK.search(run).group(2).split("/")[-1]
+    found = re.match(r"(-?\d+\.\d\d) \(s\.e\. (\d+\.\d\d); std", evaluated)
+    assert found, evaluated
+    means = []
+    for name in os.listdir(os.path.join(RESULTS, folder)):
+      if name.startswith("eval") and name.endswith(".json"):
+        with open(os.path.join(RESULTS, folder, name)) as f:
+          means.append(json.load(f).get("mean"))
+    assert any(m is not None and abs(m - float(found.group(1))) <= 0.005 for m in means), (
+        folder, evaluated, means)
+
+
+def test_a_score_from_replayed_games_says_so_where_it_is_shown():
+  """An evaluation whose episodes replay a few games (evaluation.py's `replays`, or a
+  distinct_episodes.json recount of it) is marked on every line that shows its mean."""
+  marked = 0
+  for folder in sorted(glob.glob(os.path.join(RESULTS, "*"))):
+    path = os.path.join(folder, "eval.json")
+    if not os.path.isfile(path):
+      continue
+    with open(path) as f:
+      evaluation = run_groups.with_distinct_episodes(path, json.load(f))
+    if not evaluation.get("replays"):
+      continue
+    name, score = os.path.basename(folder), "%.1f ± " % evaluation["mean"]
+    for report in (("README.md",), ("results", "README.md"), ("results", "games.md")):
+      for line in _read(*report).splitlines():
+        if "%s/)" % name in line and score in line:
+          assert "replays" in line, (report, line[:160])
+          marked += 1
+  assert marked or not glob.glob(os.path.join(RESULTS, "*", run_groups.DISTINCT_EPISODES))
+
+
 # --- 6. run_info.json ---------------------------------------------------------------------
 
 def test_run_info_is_complete_for_every_run_shown():
@@ -218,6 +310,23 @@ def test_run_info_is_complete_for_every_run_shown():
     from_command = run_labels.config_of({"command": info.get("command")})[0]
     assert info["config"].split(" + ")[0] == (from_command or "").split(" + ")[0], (
         "%s: labelled %s, trained from %s" % (name, info["config"], from_command))
+
+
+def test_run_info_wall_time_leaves_out_pauses():
+  """run_info.json's wall_time_s is the training time: within 10% of summaries.csv's
+  (gaps over events.PAUSE_S between summaries, pauses and resumes, left out)."""
+  checked = 0
+  for info_path in sorted(glob.glob(os.path.join(RESULTS, "*", "run_info.json"))):
+    folder = os.path.dirname(info_path)
+    with open(info_path) as f:
+      wall = json.load(f).get("wall_time_s")
+    rows = events.summaries_rows(folder) if isinstance(wall, (int, float)) else None
+    active = events.summaries_training_seconds(rows) if rows else None
+    if not active:
+      continue
+    assert abs(wall - active) <= 0.1 * active, (os.path.basename(folder), wall, active)
+    checked += 1
+  assert checked
 
 
 # --- 7. nothing read outside the results folder -------------------------------------------

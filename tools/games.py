@@ -136,23 +136,38 @@ def aggregate_lines(table, reps=aggregates.REPS):
       [[ref.human_normalized(g, r.score[0]) for r in evaluated] for g, evaluated in present])
   if matrix is None:
     return ["%s: no aggregate." % head]
-  est = aggregates.interval_estimates(matrix, reps=reps)
+  # With one score a game, resampling runs within each game (the stratified bootstrap) moves
+  # nothing: the interval would be the point. The games are resampled then (rliable's task
+  # bootstrap), and the line says so.
+  per_game = matrix.shape[0] == 1
+  if per_game and matrix.shape[1] == 1:
+    return ["%s: one score, no interval." % head]
+  est = aggregates.interval_estimates(matrix, reps=reps, task_bootstrap=per_game)
   cell = lambda e: "%s (95%% CI %s to %s)" % (rt.percent(e.point), rt.percent(e.low),
                                               rt.percent(e.high))
   held = aggregates.runs_text([(g, [r.folder_name for r in evaluated])
                                for g, evaluated in present], pooled)
   unit = ("each game's mean over its runs (the score its row shows)" if pooled else
           "%d run%s a game" % (matrix.shape[0], "" if matrix.shape[0] == 1 else "s"))
-  lines = ["%s, all at %s frames, %s: human-normalized median %s, IQM %s; stratified "
-           "bootstrap over runs within each game (rliable, %d replications, seed %d). The "
-           "runs: %s." % (head, rt.human_count(BUDGET_STEPS * ref.FRAMES_PER_AGENT_STEP),
-                          unit, cell(est["median"]), cell(est["iqm"]), reps, aggregates.SEED,
-                          held)]
-  if matrix.shape[0] == 1 and matrix.shape[1] > 1:
-    games = aggregates.interval_estimates(matrix, reps=reps, task_bootstrap=True)
-    lines.append("With one score a game that interval is the point itself; resampling the "
-                 "games as well (rliable's task bootstrap): median %s, IQM %s." % (
-                     cell(games["median"]), cell(games["iqm"])))
+  method = ("bootstrap over the games (rliable's task bootstrap: with one score a game, "
+            "resampling within a game moves nothing)" if per_game else
+            "stratified bootstrap over runs within each game (rliable)")
+  lines = ["%s, all at %s frames, %s: human-normalized median %s, IQM %s; %s, %d "
+           "replications, seed %d. The runs: %s." % (
+               head, rt.human_count(BUDGET_STEPS * ref.FRAMES_PER_AGENT_STEP), unit,
+               cell(est["median"]), cell(est["iqm"]), method, reps, aggregates.SEED, held)]
+  assisted = [g for g, evaluated in present if any(r.policy_only is not None
+                                                   for r in evaluated)]
+  if assisted:   # the FIRE assist: the same policies with their own actions only
+    own, _ = aggregates.score_matrix(
+        [[ref.human_normalized(g, run_record.eval_stats(r.policy_only)[0]
+                               if r.policy_only is not None else r.score[0])
+          for r in evaluated] for g, evaluated in present])
+    own_est = aggregates.interval_estimates(own, reps=reps, task_bootstrap=per_game)
+    lines.append("%d of the %d games were evaluated with the FIRE assist (the assists "
+                 "column); the same policies with their own actions only: median %s, IQM %s "
+                 "(the same bootstrap)." % (len(assisted), len(present),
+                                            cell(own_est["median"]), cell(own_est["iqm"])))
   return lines
 
 

@@ -161,16 +161,19 @@ def speed_line(results_dir, folder_link):
   if loop is None:
     return "**Speed**: the benchmark in %s measured no PAAC loop." % BENCHMARK
   tf_agents = summary["tf_agents"]
+  # A benchmark without a "loop" entry measured the loop before the original code's order.
+  which = "PAAC loop" if "loop" in summary else (
+      "PAAC loop before the original code's order (the loop now: its rate against that one "
+      "in [the loop and its speed-ups](docs/performance.md#the-paac-loop-and-its-speed-ups))")
   return (
-      "**Speed** ([results/benchmark](%s), %d cores, no GPU, commit %s, %s UTC): the "
-      "PAAC loop with `atari.gin` makes %s agent steps/s, %.2f of its parts' serial bound "
-      "(%s; in alternating rounds the median %.2f; [the loop and its speed-ups]"
-      "(docs/performance.md#the-paac-loop-and-its-speed-ups)), %.2fx TF-Agents' own "
+      "**Speed** ([results/benchmark](%s), %d cores, no GPU, commit %s, %s UTC): the %s "
+      "with `atari.gin` makes %s agent steps/s, %.2f of its parts' serial bound "
+      "(%s; in alternating rounds the median %.2f), %.2fx TF-Agents' own "
       "`ParallelPyEnvironment` + driver running the same update: hence our own batched "
       "environments (ale-py's C++ vector env steps %.2fx faster than TF-Agents' process "
       "and pickled observation per env)." % (
           folder_link, bench["machine"]["cpus"], bench.get("commit") or "?",
-          bench["started_utc"], "{:,.0f}".format(loop["steps_per_s"]), loop["vs_bound"],
+          bench["started_utc"], which, "{:,.0f}".format(loop["steps_per_s"]), loop["vs_bound"],
           "{:,.0f}".format(summary["serial_bound_steps_per_s"]),
           summary["interleaved"]["loop_vs_bound_median"], tf_agents["loop_vs_baseline_loop"],
           tf_agents["vector_env_vs_baseline_env"]))

@@ -8,7 +8,8 @@ steps it passed, at the first point where its training average reached the confi
 target (TARGET), at each evaluated step and at its last point: agent steps, frames, training
 minutes (pauses between resumed parts left out, as ablation.read_curve counts them), the
 training average (last 100 episodes) and, at an evaluated step, the evaluation (eval.json
-or eval_at_<step>.json: mean ± sample std, earlier-protocol evaluations marked); the run's
+or eval_at_<step>.json: mean, its standard error, the sample std, earlier-protocol
+evaluations marked); the run's
 machine note on its last row. archive/ is left out. --check: exit 1 with one line if the
 block is not what would be written.
 """
@@ -79,8 +80,11 @@ def nearest(steps, step):
 
 
 def eval_cell(evaluation):
+  """'mean (s.e. x; std y, N episodes)': two decimals, so that an evaluation of 17.97 is not
+  read as the training average's 18 beside it."""
   mean, std, episodes = run_record.eval_stats(evaluation)
-  text = "%.1f ± %.1f (%d episodes)" % (mean, std, episodes)
+  text = "%.2f (s.e. %.2f; std %.1f, %d episodes)" % (
+      mean, run_record.standard_error(evaluation), std, episodes)
   return text if run_record.seeds_apart(evaluation) else text + " " + glance.EARLIER
 
 

@@ -40,7 +40,23 @@ def _read_eval(path):
                  "of the policy, not the run's score).", path, data["epsilon"],
                  data["default_epsilon"])
     return None
-  return data
+  return with_distinct_episodes(path, data)
+
+
+DISTINCT_EPISODES = "distinct_episodes.json"   # a later recount of an evaluation's episodes
+_DISTINCT_KEYS = ("distinct_episodes", "most_repeated_episode", "replays", "replay_warning")
+
+
+def with_distinct_episodes(path, data):
+  """The evaluation `data` (read from `path`) with how many of its episodes are distinct,
+  from the DISTINCT_EPISODES beside it where the evaluation predates that count and the file
+  holds the same returns (the same policy, seeds and episodes evaluated again)."""
+  if "replays" in data:
+    return data
+  recount = events.read_json(os.path.join(os.path.dirname(path), DISTINCT_EPISODES))
+  if not recount or recount.get("returns") != data.get("returns"):
+    return data
+  return dict(data, **{k: recount[k] for k in _DISTINCT_KEYS if k in recount})
 
 
 def operative_binding(folder, parameter):
