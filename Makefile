@@ -30,11 +30,12 @@ train: $(STAMP)
 	$(PY) -m paac_tf.train --gin_file=$(GIN) $(ARGS)
 
 # ruff, and the README's results at a glance and quick-start table are what
-# tools/glance.py and quick_start.py generate from results/ (no table typed by hand).
+# tools/reports/readme_glance.py and readme_quick_start.py generate from results/ (no table
+# typed by hand).
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m tools.glance --check
-	$(PY) -m tools.quick_start --check
+	$(PY) -m tools.reports.readme_glance --check
+	$(PY) -m tools.reports.readme_quick_start --check
 
 # The suite without the tests marked `system` (whole runs, learning runs, benchmarks' parts and
 # fault injection: tests/test_apex_system.py, test_apex_faults.py, test_reliability.py, each

@@ -33,12 +33,12 @@ setup(
         "numpy<2",
         "tqdm",                   # progress bar (terminal and notebook)
         "pillow",                 # `python -m paac_tf.evaluate --record`: GIFs of episodes
-        "psutil",                 # `python -m tools.apex_benchmark`: process memory
+        "psutil",                 # `python -m tools.apex.benchmark`: process memory
     ],
     extras_require={
         "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6"],
         # The tools' extra: figures, and the reports' aggregates with their bootstrap
-        # intervals (tools/aggregates.py). pandas < 3: rliable's dependency `arch`
+        # intervals (tools/reports/aggregates.py). pandas < 3: rliable's dependency `arch`
         # does not work with pandas 3.
         "plot": ["matplotlib", "rliable==1.2.0", "pandas<3"],
         "notebook": ["ipywidgets"],   # tqdm's notebook progress widget

@@ -5,7 +5,7 @@ A server is lost by SIGKILL, as a host is lost: stopping an in-process `reverb.S
 while a writer of the same process streams to it can abort the whole pytest process
 inside Reverb ("Fatal Python error: Aborted", seen once in the fast suite on a loaded
 machine), and a killed process is the real failure anyway. `ReplayChildren.start` runs
-a program that serves the Ape-X tables (`python -m tools.apex_synthetic serve ...` or
+a program that serves the Ape-X tables (`python -m tools.apex.synthetic serve ...` or
 `python -m paac_tf.commands.apex_replay ...`) and returns once it answers; `kill_all`,
 at the test's end by the `replay_children` fixture (tests/conftest.py), leaves no child
 behind whatever happened (and `_DIE_WITH_PARENT` none after an aborted pytest).
@@ -41,9 +41,9 @@ def free_port():
 
 
 def synthetic_serve(port, layout_name, capacity, checkpoint_dir, checkpoint_interval_s):
-  """The module and arguments of tools/apex_synthetic.py's `serve` (learning_starts 1, no
+  """The module and arguments of tools/apex/synthetic.py's `serve` (learning_starts 1, no
   rate limiting)."""
-  return ["tools.apex_synthetic", "serve", "port=%d" % port, "layout_name=%s" % layout_name,
+  return ["tools.apex.synthetic", "serve", "port=%d" % port, "layout_name=%s" % layout_name,
           "capacity=%d" % capacity, "checkpoint_dir=%s" % checkpoint_dir,
           "checkpoint_interval_s=%s" % float(checkpoint_interval_s)]
 

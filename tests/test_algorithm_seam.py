@@ -19,9 +19,9 @@ from test_layout import PACKAGE_DIR, package_modules
 REGISTRY_FILE = os.path.join(PACKAGE_DIR, "algorithms", "registry.py")
 # Tools that still name an algorithm, and why (not yet looked up through the registry).
 NOT_YET = {
-    "tools.benchmark": "'apex' is a benchmark part's name (--parts=apex), as "
+    "tools.bench.benchmark": "'apex' is a benchmark part's name (--parts=apex), as "
                        "results/benchmark records it",
-    "tools.benchmark_tables": "reads the benchmark's 'apex' part",
+    "tools.bench.benchmark_tables": "reads the benchmark's 'apex' part",
 }
 
 

@@ -1,4 +1,4 @@
-"""tools/apex_audit.py: each item's id travels with it into a real replay (and with its
+"""tools/apex/audit.py: each item's id travels with it into a real replay (and with its
 resent copy), and the drain counts lost and duplicated ids exactly."""
 import json
 import threading
@@ -13,8 +13,8 @@ from paac_tf.envs import environment
 from paac_tf.runners.apex import n_step
 from paac_tf.runners.apex import replay
 from paac_tf.runners.apex import replay_layout
-from tools import apex_audit
-from tools import apex_synthetic
+from tools.apex import audit as apex_audit
+from tools.apex import synthetic as apex_synthetic
 
 
 def test_ids_split_back_and_counts_are_exact():
@@ -85,7 +85,7 @@ def test_the_drain_counts_a_known_set_of_ids_with_a_duplicate_and_a_missing_one(
 
 @pytest.mark.timeout(120)
 def test_synthetic_actors_ids_are_all_held_once():
-  """Two synthetic actors with `audit` (tools/apex_synthetic.py) into a replay with the
+  """Two synthetic actors with `audit` (tools/apex/synthetic.py) into a replay with the
   audit table: every id each created is held exactly once, as many as replay items."""
   layout = apex_synthetic.make_layout("mujoco")
   settings = replay.apex_replay(capacity=10_000, learning_starts=1, error_buffer=1e15)
@@ -115,7 +115,7 @@ def test_synthetic_actors_ids_are_all_held_once():
 
 
 def test_a_runs_audit_effects_count_lost_ids_by_actor_and_time(tmp_path):
-  from tools import apex_scale_ray   # pylint: disable=import-outside-toplevel  (lazy: only here)
+  from tools.apex import scale_ray as apex_scale_ray   # pylint: disable=import-outside-toplevel  (lazy: only here)
   ids = [apex_audit.item_id(0, s) for s in (0, 1, 1, 3)] + [apex_audit.item_id(1, 0)]
   (tmp_path / "audit.json").write_text(json.dumps({"ids": ids, "replay_size": 5}))
   (tmp_path / "actors0.json").write_text(json.dumps({"audit": {

@@ -1,4 +1,4 @@
-"""tools/apex_capacity.py, tools/apex_synthetic.py and tools/apex_scale.py: their formulas
+"""tools/apex/capacity.py, tools/apex/synthetic.py and tools/apex/scale.py: their formulas
 against hand-computed values, and synthetic actors and the sampler on a real in-process
 replay (a few seconds); the tools' whole runs are marked system."""
 import json
@@ -11,9 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from tools import apex_capacity
-from tools import apex_scale
-from tools import apex_synthetic
+from tools.apex import capacity as apex_capacity
+from tools.apex import scale as apex_scale
+from tools.apex import synthetic as apex_synthetic
 import replay_child
 
 
@@ -115,19 +115,19 @@ def test_synthetic_actors_write_real_items_at_their_rate(server):
 
 
 def test_cli_usage_error():
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_synthetic", "bogus"],
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.synthetic", "bogus"],
                         capture_output=True, text=True, check=False,
                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert proc.returncode == 2
   assert proc.stderr.strip().splitlines()[-1].startswith("error: usage")
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=a,b"],
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.scale", "--actors=a,b"],
                         capture_output=True, text=True, check=False)
   assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error:")
 
 
 @pytest.mark.system
 def test_capacity_tool_quick(tmp_path):
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_capacity", "--quick",
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.capacity", "--quick",
                          "--out_dir=%s" % tmp_path], capture_output=True, text=True,
                         check=False, timeout=600)
   assert proc.returncode == 0, proc.stderr[-3000:]
@@ -162,7 +162,7 @@ def test_scale_tool_on_namespaces(tmp_path):
     return set(subprocess.run(["ip", "netns", "list"], capture_output=True,
                               text=True).stdout.split())
   before = namespaces()
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2",
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.scale", "--actors=2",
                          "--seconds=5", "--out_dir=%s" % tmp_path], capture_output=True,
                         text=True, check=False, timeout=900)
   assert proc.returncode == 0, proc.stderr[-3000:]
@@ -269,7 +269,7 @@ def test_scale_tool_with_ray_on_namespaces(tmp_path):
   reason = apex_scale._cluster_hosts().unavailable()   # pylint: disable=protected-access
   if reason:
     pytest.skip(reason)
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=4",
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.scale", "--actors=4",
                          "--seconds=6", "--launcher=ray", "--threads_per_process=2",
                          "--out_dir=%s" % tmp_path], capture_output=True, text=True,
                         check=False, timeout=900)

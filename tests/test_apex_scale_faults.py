@@ -1,4 +1,4 @@
-"""tools/apex_scale_ray.py's replay loss timed against the replay's checkpoints: when a
+"""tools/apex/scale_ray.py's replay loss timed against the replay's checkpoints: when a
 checkpoint began (read from the replay's log, as Reverb names its directory), the wait for
 the next one, faults.md's sections, and the whole loss with Ray actors on the namespace
 hosts (cluster)."""
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tools import apex_scale
-from tools import apex_scale_ray
+from tools.apex import scale as apex_scale
+from tools.apex import scale_ray as apex_scale_ray
 
 
 def _log_line(path):
@@ -43,7 +43,7 @@ def test_a_real_checkpoint_is_named_by_when_it_began(tmp_path):
   import reverb   # pylint: disable=import-outside-toplevel  (lazy: TensorFlow)
   from paac_tf.runners.apex import durability   # pylint: disable=import-outside-toplevel
   from paac_tf.runners.apex import replay   # pylint: disable=import-outside-toplevel
-  from tools import apex_synthetic   # pylint: disable=import-outside-toplevel
+  from tools.apex import synthetic as apex_synthetic   # pylint: disable=import-outside-toplevel
   server = replay.start_server(apex_synthetic.make_layout("mujoco"),
                                checkpoint_dir=str(tmp_path / "checkpoint"),
                                settings=replay.apex_replay(capacity=1000, learning_starts=1,
@@ -82,7 +82,7 @@ def test_wait_for_checkpoint_waits_for_the_next_line(tmp_path):
 
 
 def _loss_row(**extra):
-  row = {"command": "python -m tools.apex_scale ...", "actors": 128, "loss_at_s": 38.2,
+  row = {"command": "python -m tools.apex.scale ...", "actors": 128, "loss_at_s": 38.2,
          "seconds": 90.0, "processes_killed": 2, "replay_loss_s": 10.0,
          "checkpoint_interval_s": 10.0, "items_created": 1000, "held_by_lost_server": 600,
          "restored_from_checkpoint": 500, "inserted_by_restored_server": 500,
@@ -139,7 +139,7 @@ def test_faults_table_keeps_both_replay_losses_and_the_checkpoint_timing():
      "--cut_after_checkpoint_s + 1.5 s must be below --checkpoint_interval_s - 0.5: the "
      "replay's next checkpoint would begin before its processes are killed.")])
 def test_cut_after_checkpoint_usage_errors(args, message):
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=2"] + args,
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.scale", "--actors=2"] + args,
                         capture_output=True, text=True, check=False, timeout=120)
   assert proc.returncode == 2
   assert proc.stderr.strip().splitlines() == ["error: " + message]
@@ -155,7 +155,7 @@ def test_replay_host_lost_after_a_checkpoint_with_ray_actors(tmp_path):
   reason = apex_scale._cluster_hosts().unavailable()   # pylint: disable=protected-access
   if reason:
     pytest.skip(reason)
-  proc = subprocess.run([sys.executable, "-m", "tools.apex_scale", "--actors=4",
+  proc = subprocess.run([sys.executable, "-m", "tools.apex.scale", "--actors=4",
                          "--seconds=30", "--launcher=ray", "--threads_per_process=2",
                          "--replay_loss_s=3", "--checkpoint_interval_s=4",
                          "--cut_after_checkpoint_s=1", "--out_dir=%s" % tmp_path],

@@ -12,7 +12,7 @@ from conftest import REPO
 
 from paac_tf.runners import train_eval
 from paac_tf.bookkeeping import config
-from tools import apex_measurements
+from tools.apex import measurements as apex_measurements
 
 train_eval.load_configurables()   # the configurables the configs name
 

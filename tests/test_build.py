@@ -58,7 +58,7 @@ def test_every_target_names_existing_files_and_known_deps():
 
 
 def test_build_is_up_to_date_with_the_tree():
-  proc = subprocess.run([sys.executable, "-m", "tools.gen_build", "--check"],
+  proc = subprocess.run([sys.executable, "-m", "tools.codegen.gen_build", "--check"],
                         cwd=REPO, capture_output=True, text=True)
   assert proc.returncode == 0, proc.stdout + proc.stderr
 

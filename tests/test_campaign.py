@@ -1,9 +1,9 @@
-"""The campaign tool's record of when each run trained (tools/campaign.py)."""
+"""The campaign tool's record of when each run trained (tools/campaign/campaign.py)."""
 import json
 
 from paac_tf.bookkeeping import cadence
 from paac_tf.bookkeeping import last_stop
-from tools import campaign
+from tools.campaign import campaign
 
 
 def _plan(tmp_path, histories):

@@ -1,4 +1,4 @@
-"""tools/config_reference.py and paac_tf/bookkeeping/setting_docs.py: docs/configuration.md
+"""tools/codegen/config_reference.py and paac_tf/bookkeeping/setting_docs.py: docs/configuration.md
 is what the tool writes from the code, every setting in it has a meaning and its real
 default, and the docstring parsing and the grouping on made-up input."""
 import ast
@@ -15,7 +15,7 @@ from paac_tf.algorithms.paac import settings as paac_settings
 from paac_tf.bookkeeping import checks
 from paac_tf.bookkeeping import setting_docs
 from paac_tf.runners import train_eval
-from tools import config_reference
+from tools.codegen import config_reference
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(REPO, config_reference.OUTPUT)
@@ -143,7 +143,7 @@ def test_check_fails_on_a_stale_reference(tmp_path):
   stale = tmp_path / "configuration.md"
   stale.write_text(_read_reference().replace("| `paac.t_max` | `5` |", "| `paac.t_max` | `6` |"),
                    encoding="utf-8")
-  done = subprocess.run([sys.executable, "-m", "tools.config_reference", "--check",
+  done = subprocess.run([sys.executable, "-m", "tools.codegen.config_reference", "--check",
                          "--output=%s" % stale], cwd=REPO, capture_output=True, text=True,
                         timeout=120)
-  assert done.returncode == 1 and "tools.config_reference" in done.stderr, done.stderr
+  assert done.returncode == 1 and "tools.codegen.config_reference" in done.stderr, done.stderr

@@ -1,10 +1,12 @@
-"""README.md and docs/*.md: short README, and every link and path they name exists.
+"""README.md, docs/*.md and tools/README.md: short README, every link and path they name
+exists, and the tools' index lists every command of tools/.
 
 Checked in each document: markdown links and images to local files (relative to the
 document; `#anchors` against the target's headings), repository paths in inline code
 (`paac_tf/...`, `tests/...`, `tools/...`, `results/...`, `docs/...`), test files
 (`test_x.py`, in tests/) and configs (`x.gin`, in configs/) named in inline code, and
-the modules and scripts of `python -m paac_tf...` / `python tools/...` commands.
+the modules and scripts of `python -m paac_tf...` / `python -m tools...` /
+`python tools/...` commands.
 """
 import glob
 import os
@@ -15,8 +17,11 @@ import pytest
 from conftest import REPO
 
 README = os.path.join(REPO, "README.md")
-README_MAX_LINES = 220    # with the PAAC paper's 12 games at a glance (tools/glance.py)
+# With the PAAC paper's 12 games at a glance (tools/reports/readme_glance.py).
+README_MAX_LINES = 220
 DOCUMENTS = [README] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+TOOLS_INDEX = os.path.join(REPO, "tools", "README.md")
+CHECKED = DOCUMENTS + [TOOLS_INDEX]   # links, paths and commands checked in each
 
 _FENCE = re.compile(r"^```.*?^```[^\n]*$", re.S | re.M)
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -24,7 +29,7 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _REPO_PATH = re.compile(r"^(?:paac_tf|tests|tools|results|docs)/[\w./-]*$")
 _TEST_FILE = re.compile(r"^test_\w+\.py$")
 _GIN_FILE = re.compile(r"^\w+\.gin$")
-_MODULE = re.compile(r"python -m (paac_tf(?:\.[a-z_][a-z0-9_]*)+)")   # not `.X`
+_MODULE = re.compile(r"python -m ((?:paac_tf|tools)(?:\.[a-z_][a-z0-9_]*)+)")   # not `.X`
 _SCRIPT = re.compile(r"python (tools/[\w/]+\.py)")
 
 
@@ -73,7 +78,7 @@ def test_docs_folder_is_linked_from_the_readme():
     assert doc in linked, "%s is not linked from README.md" % _name(doc)
 
 
-@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+@pytest.mark.parametrize("doc", CHECKED, ids=_name)
 def test_local_links_resolve(doc):
   broken = []
   for target in _LINK.findall(_prose(_read(doc))):
@@ -88,7 +93,7 @@ def test_local_links_resolve(doc):
   assert not broken, "%s: broken links %s" % (_name(doc), broken)
 
 
-@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+@pytest.mark.parametrize("doc", CHECKED, ids=_name)
 def test_paths_named_in_inline_code_exist(doc):
   missing = []
   for span in _CODE_SPAN.findall(_prose(_read(doc))):
@@ -106,10 +111,28 @@ def test_paths_named_in_inline_code_exist(doc):
   assert not missing, "%s names paths that do not exist: %s" % (_name(doc), missing)
 
 
-@pytest.mark.parametrize("doc", DOCUMENTS, ids=_name)
+@pytest.mark.parametrize("doc", CHECKED, ids=_name)
 def test_commands_name_existing_modules_and_scripts(doc):
   text = _read(doc)
   missing = [m for m in _MODULE.findall(text) if not _module_exists(m)]
   missing += [s for s in _SCRIPT.findall(text) if not os.path.isfile(os.path.join(REPO, s))]
   assert not missing, "%s runs modules or scripts that do not exist: %s" % (_name(doc),
                                                                             sorted(set(missing)))
+
+
+def _command_modules():
+  """The modules of tools/ that run as commands (`python -m tools.x.y`)."""
+  found = []
+  for path in sorted(glob.glob(os.path.join(REPO, "tools", "**", "*.py"), recursive=True)):
+    if '__name__ == "__main__"' in _read(path):
+      found.append(_name(path)[:-3].replace(os.sep, "."))
+  return found
+
+
+def test_tools_index_lists_every_command():
+  """tools/README.md has a line `python -m tools.x.y` for each command module of tools/."""
+  listed = set(_MODULE.findall(_read(TOOLS_INDEX)))
+  commands = _command_modules()
+  assert len(commands) > 20, commands          # the walk found the sub-packages
+  missing = [m for m in commands if m not in listed]
+  assert not missing, "tools/README.md lists no line for %s" % missing

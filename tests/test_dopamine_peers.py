@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tools import dopamine_peers
-from tools import games
+from tools.reports import dopamine_peers
+from tools.reports import games
 
 REPS = 200
 

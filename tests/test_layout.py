@@ -155,9 +155,9 @@ def test_the_checks_catch_what_they_should():
   assert upward_imports({"paac_tf.runners.y": {"paac_tf.envs.x"}}) == []
   assert layer_of("paac_tf.train") == ENTRY_LAYER
   assert layer_of("paac_tf.commands.apex_actor") == ENTRY_LAYER
-  assert layer_of("tools.compare") == 6
-  assert upward_imports({"paac_tf.api": {"tools.compare"}}) == [
-      "paac_tf.api (layer 5) imports tools.compare (layer 6)"]
+  assert layer_of("tools.reports.compare") == 6
+  assert upward_imports({"paac_tf.api": {"tools.reports.compare"}}) == [
+      "paac_tf.api (layer 5) imports tools.reports.compare (layer 6)"]
 
 
 @pytest.mark.parametrize("module,imported", [("paac_tf", "paac_tf.api"),

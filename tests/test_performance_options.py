@@ -16,8 +16,8 @@ from paac_tf.envs import batched
 from paac_tf.networks import actor_critic
 from paac_tf.networks import dueling_q
 from paac_tf.networks import precision
-from tools import benchmark_tables
-from tools import precision_measurements
+from tools.bench import benchmark_tables
+from tools.bench import precision_measurements
 
 from conftest import run_snippet_json
 
@@ -147,7 +147,7 @@ def test_tf_agents_baseline_part_measures_both_loops_in_alternating_rounds():
   forks its environment processes), and its table."""
   code = r'''
 import json
-from tools import benchmark_tables, tf_agents_baseline
+from tools.bench import benchmark_tables, tf_agents_baseline
 args = dict(game="Pong", num_envs=4, num_workers=2, t_max=5, num_rounds=2, seconds=0.3)
 r = tf_agents_baseline.part_tf_agents(**args)
 r.update(part="tf_agents", **args)
@@ -172,7 +172,7 @@ def test_driver_loop_trains_on_t_max_steps_of_every_environment():
   compiles it; in a fresh process: the baseline forks its environment processes)."""
   code = r'''
 import json
-from tools import benchmark_parts, tf_agents_baseline
+from tools.bench import benchmark_parts, tf_agents_baseline
 env = tf_agents_baseline.parallel_env("Pong", 2)
 try:
   calls = benchmark_parts.paac_calls("arch_nips", num_actions=6)

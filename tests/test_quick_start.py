@@ -1,13 +1,13 @@
-"""tools/quick_start.py: the README quick start's table of what `make train` reaches, from
-hand-made results folders and from the committed ones."""
+"""tools/reports/readme_quick_start.py: the README quick start's table of what `make train`
+reaches, from hand-made results folders and from the committed ones."""
 import csv
 import json
 import os
 import subprocess
 import sys
 
-from tools import ablation
-from tools import quick_start
+from tools.reports import ablation
+from tools.reports import readme_quick_start as quick_start
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -78,7 +78,7 @@ def test_block_shows_atari_gin_pong_runs_only_with_their_evaluations(tmp_path):
 
 
 def test_the_readme_table_is_what_the_tool_writes():
-  done = subprocess.run([sys.executable, "-m", "tools.quick_start", "--check"],
+  done = subprocess.run([sys.executable, "-m", "tools.reports.readme_quick_start", "--check"],
                         cwd=REPO, capture_output=True, text=True, timeout=120)
   assert done.returncode == 0, done.stderr
 
@@ -89,8 +89,8 @@ def test_check_fails_on_a_table_edited_by_hand(tmp_path):
   start = text.index(quick_start.BEGIN) + len(quick_start.BEGIN)
   readme = tmp_path / "README.md"
   readme.write_text(text[:start] + "\n| typed | by hand |" + text[start:], encoding="utf-8")
-  done = subprocess.run([sys.executable, "-m", "tools.quick_start", "--check",
+  done = subprocess.run([sys.executable, "-m", "tools.reports.readme_quick_start", "--check",
                          "--readme=%s" % readme,
                          "--results_dir=%s" % os.path.join(REPO, "results")],
                         cwd=REPO, capture_output=True, text=True, timeout=120)
-  assert done.returncode == 1 and "tools.quick_start" in done.stderr
+  assert done.returncode == 1 and "tools.reports.readme_quick_start" in done.stderr

@@ -23,15 +23,15 @@ import statistics
 
 import pytest
 
-from tools import ablation
+from tools.reports import ablation
 from tools import events
 from tools import reference_scores as ref
-from tools import results_table as rt
-from tools import run_groups
-from tools import run_labels
-from tools import run_record
-from tools import run_results
-from tools import seed_runs
+from tools.reports import results_table as rt
+from tools.reports import run_groups
+from tools.reports import run_labels
+from tools.reports import run_record
+from tools.reports import run_results
+from tools.reports import seed_runs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.environ.get("PAAC_REPORTS_ROOT", REPO)

@@ -12,15 +12,15 @@ import tensorflow as tf
 
 from paac_tf import errors
 from tools import reference_scores as ref
-from tools import archive_run
-from tools import compare
+from tools.campaign import archive_run
+from tools.reports import compare
 from tools import events
-from tools import plot
-from tools import results_table
-from tools import run_groups
-from tools import run_labels
-from tools import run_record
-from tools import run_results
+from tools.reports import plot
+from tools.reports import results_table
+from tools.reports import run_groups
+from tools.reports import run_labels
+from tools.reports import run_record
+from tools.reports import run_results
 
 from conftest import run_module
 from conftest import run_snippet_json
@@ -275,10 +275,10 @@ def test_events_read_tensor_scalars_and_map_updates_to_agent_steps(tmp_path):
 
 def test_compare_table_numbers(workspace):
   text, results = compare.build_report([str(workspace / "runs"), str(workspace / "results")],
-                                       command="python -m tools.compare runs results",
+                                       command="python -m tools.reports.compare runs results",
                                        link_base=str(workspace))
   assert text.splitlines()[0].startswith(results_table.GENERATED_MARKER)
-  assert "`python -m tools.compare runs results`" in text.splitlines()[0]
+  assert "`python -m tools.reports.compare runs results`" in text.splitlines()[0]
   assert [r.game for r in results] == ["Boxing", "Breakout", "Pong", "Pong", "Seaquest"]
   header = _header(text)
   col = header.index
@@ -438,26 +438,26 @@ def test_compare_errors(workspace, tmp_path):
 
 
 def test_compare_cli(workspace):
-  proc = _run_cli("tools.compare", "results", "--output=out/README.md",
+  proc = _run_cli("tools.reports.compare", "results", "--output=out/README.md",
                   cwd=str(workspace))
   assert proc.returncode == 0, proc.stderr
   with open(workspace / "out" / "README.md") as f:
     first = f.readline()
   assert first.startswith(results_table.GENERATED_MARKER)
-  assert "`python -m tools.compare results --output=out/README.md`" in first
+  assert "`python -m tools.reports.compare results --output=out/README.md`" in first
   assert "| Boxing |" in proc.stdout and "Wrote out/README.md" in proc.stdout
   with open(workspace / "out" / "README.md") as f:
     assert "| [boxing_paac](../results/boxing_paac/) | atari.gin | Boxing |" in f.read()
 
   (workspace / "empty").mkdir()
-  proc = _run_cli("tools.compare", "empty", cwd=str(workspace))
+  proc = _run_cli("tools.reports.compare", "empty", cwd=str(workspace))
   assert proc.returncode == 2
   assert proc.stderr.strip().splitlines()[-1].startswith("error: empty: nothing to read")
   assert "Traceback" not in proc.stderr
 
 
 def _results_folder(folder, env_name, returns, frames, **info):
-  """A results folder as tools/publish_run.py writes it: eval.json and run_info.json (the
+  """A results folder as tools/campaign/publish_run.py writes it: eval.json and run_info.json (the
   evaluated policy's run directory does not exist here)."""
   steps = frames // 4
   _write_json(os.path.join(folder, "eval.json"), _eval_json(
@@ -626,7 +626,7 @@ def test_a_benchmark_is_archived_not_overwritten_and_an_old_archive_gets_its_why
   (results / "benchmark").mkdir(parents=True)
   old = json.dumps({"commit": "abc1234", "results": []})
   (results / "benchmark" / "benchmark.json").write_text(old)
-  proc = _run_cli("tools.benchmark", "--output_dir=%s" % (results / "benchmark"),
+  proc = _run_cli("tools.bench.benchmark", "--output_dir=%s" % (results / "benchmark"),
                   "--quick", cwd=str(tmp_path))
   err = proc.stderr.strip().splitlines()
   assert proc.returncode == 2 and err[-1].startswith("error: ") and "Traceback" not in proc.stderr
@@ -734,11 +734,11 @@ def test_learner_rates_of_an_apex_run(tmp_path):
 
 
 def test_plot_cli_errors(tmp_path):
-  proc = _run_cli("tools.plot", str(tmp_path), "--output=c.png", cwd=str(tmp_path))
+  proc = _run_cli("tools.reports.plot", str(tmp_path), "--output=c.png", cwd=str(tmp_path))
   assert proc.returncode == 2
   assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
   assert "no TensorBoard event files" in proc.stderr
-  proc = _run_cli("tools.plot", str(tmp_path), cwd=str(tmp_path))
+  proc = _run_cli("tools.reports.plot", str(tmp_path), cwd=str(tmp_path))
   assert proc.returncode == 2 and "Nothing to do" in proc.stderr
 
 
@@ -764,7 +764,7 @@ def test_benchmark_table_shows_apex_rates_beside_their_limits():
   # In a subprocess: the benchmark module defines absl flags at import.
   code = r'''
 import json
-from tools import benchmark
+from tools.bench import benchmark
 apex = {"part": "apex", "game": "Pong", "quick": True, "env_name": "Pong", "num_actors": 2,
         "emulator_num_envs": 16, "layout": "L", "frames_per_agent_step": 4,
         "emulator_agent_steps_per_second": 1000.0, "emulator_agent_steps_per_cpu_second": 1100.0,
@@ -817,7 +817,7 @@ def test_benchmark_table_gives_the_loop_against_its_serial_bound_and_reads_earli
   """The PAAC loop's row and summary ("loop"); a benchmark made before the loop was
   Algorithm 1 alone (results/ keeps one) named its loops by their options: its plain loop
   is the one the README reads."""
-  from tools import benchmark_tables  # pylint: disable=import-outside-toplevel
+  from tools.bench import benchmark_tables  # pylint: disable=import-outside-toplevel
   parts = [{"part": "env", "backend": "vector", "num_envs": 32, "steps_per_s": 4000.0},
            {"part": "act", "network": "arch_nips", "jit": False, "obs_per_s": 8000.0},
            {"part": "train", "network": "arch_nips", "jit": False, "samples_per_s": 8000.0}]
@@ -848,7 +848,7 @@ import numpy as np
 import paac_tf
 from paac_tf.algorithms.paac import algorithm
 from paac_tf.envs import environment
-from tools import benchmark_parts
+from tools.bench import benchmark_parts
 made = []
 make_model = algorithm.Paac.make_model
 def recording(self, action_spec, observation_spec, settings, seed=None):
@@ -889,7 +889,7 @@ def test_benchmark_apex_part_measures_a_real_replay_actor_and_learner():
   args = {"game": "CartPole-v1", "quick": True, "gin_file": "apex_cartpole.gin",
           "num_actors": 1, "emulator_seconds": 1, "actor_seconds": 3, "learner_seconds": 2,
           "train_seconds": 1, "write_seconds": 1}
-  proc = _run_cli("tools.benchmark", "--part=apex", "--args=" + json.dumps(args),
+  proc = _run_cli("tools.bench.benchmark", "--part=apex", "--args=" + json.dumps(args),
                   cwd=REPO, timeout=280)
   assert proc.returncode == 0, proc.stderr[-3000:]
   result = json.loads([x for x in proc.stdout.splitlines() if x.startswith("{")][-1])
@@ -919,7 +919,7 @@ def test_benchmark_interleaved_part_measures_loop_and_bound_in_alternating_round
   # As the benchmark runs it: a subprocess for the part, then the table from its result.
   code = r'''
 import json
-from tools import benchmark
+from tools.bench import benchmark
 r = benchmark._run_part("interleaved", game="Pong", num_envs=8, num_workers=2, t_max=5,
                         num_rounds=2, seconds=0.5)
 table, summary = benchmark.summarize([r], 8)
@@ -948,7 +948,7 @@ def test_benchmark_records_the_commit_of_the_source_it_measures():
                         text=True, check=False).stdout.strip()
   if not head:
     pytest.skip("not a git checkout")
-  commit = run_snippet_json("import json\nfrom tools import benchmark\n"
+  commit = run_snippet_json("import json\nfrom tools.bench import benchmark\n"
                             "print(json.dumps(benchmark.source_commit()))", timeout=120)
   short, _, dirty = commit.partition("+")
   assert head.startswith(short) and len(short) >= 7, (commit, head)

@@ -258,7 +258,7 @@ def test_a_positional_argument_is_refused_in_one_line(module, flag):
      "error: Unknown command line flag 'gin_fil'. Did you mean: gin_file ?"),
     ("paac_tf.evaluate", ["--policy_dir=/nonexistent", "--episodes=abc"],
      "error: flag --episodes=abc: invalid literal for int() with base 10: 'abc'"),
-    ("tools.time_to_score", ["results", "--reps=3"],   # it draws no intervals
+    ("tools.reports.time_to_score", ["results", "--reps=3"],   # it draws no intervals
      "error: Unknown command line flag 'reps'")])
 def test_a_flag_absl_cannot_parse_is_one_error_line_and_exit_2(module, args, expected):
   proc = run_module(module, *args, timeout=120)

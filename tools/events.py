@@ -395,7 +395,7 @@ def read_series(folder, tags):
   """{tag: {agent step: (wall time, value)}} of `tags` from the folder's summaries.csv."""
   if not os.path.exists(os.path.join(folder, SUMMARIES_CSV)):
     raise errors.UserError("%s has no %s: publish the run with "
-                           "tools/publish_run.py first." % (folder, SUMMARIES_CSV))
+                           "tools/campaign/publish_run.py first." % (folder, SUMMARIES_CSV))
   return reference_curve.read_series(folder, tags)
 
 

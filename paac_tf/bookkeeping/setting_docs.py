@@ -16,7 +16,7 @@ there is none). Old names that `config.moved` / `config.removed` refuse are not 
 The group is what a setting configures, taken from where its configurable lives: the
 package of its module, a layer's subpackage where it is in one ('algorithms.paac',
 'runners.apex'), else the layer ('runners', 'envs', 'networks'); its title is the first
-phrase of that package's docstring. Plain data for tools/config_reference.py (which writes
+phrase of that package's docstring. Plain data for tools/codegen/config_reference.py (which writes
 docs/configuration.md) and for a listing of the settings; this module registers nothing
 itself and imports no layer above it.
 """

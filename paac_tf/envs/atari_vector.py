@@ -45,7 +45,7 @@ FIRST, MID, LAST = batched.FIRST, batched.MID, batched.LAST
 def channels_last(obs, out=None):
   """(N, C, H, W) -> a C-contiguous (N, H, W, C) array: `out` if given, else a new one. One
   strided copy per channel: 1.7 ms at n_e 32 on this machine against 6.1 ms for numpy's copy
-  of the transposed view (`python -m tools.interleaved` measures what it gains end to end:
+  of the transposed view (`python -m tools.bench.interleaved` measures what it gains end to end:
   docs/performance.md)."""
   obs = np.asarray(obs)
   if out is None:

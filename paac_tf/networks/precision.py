@@ -13,7 +13,7 @@
 Variables are float32 in every precision, so checkpoints, exports and weights published
 to Ape-X actors are the same whatever the precision; a run may resume in another one.
 Set with `paac.precision` (PAAC) and `apex_precision.precision` (Ape-X: learner and
-actors alike); `python -m tools.benchmark` measures both precisions side by side.
+actors alike); `python -m tools.bench.benchmark` measures both precisions side by side.
 """
 import tensorflow as tf
 

@@ -93,7 +93,7 @@ def apex_replay(capacity: checks.Count = 2_000_000, priority_exponent: checks.No
 
 def make_tables(layout, settings=None, extra_tables=()):
   """The four tables of an Ape-X Reverb server (see the module docstring), then
-  `extra_tables` (`reverb.Table`s a measurement adds, e.g. tools/apex_audit.py's)."""
+  `extra_tables` (`reverb.Table`s a measurement adds, e.g. tools/apex/audit.py's)."""
   settings = settings or apex_replay()
   limiter = reverb.rate_limiters.SampleToInsertRatio(
       samples_per_insert=settings["samples_per_insert"],
@@ -212,7 +212,7 @@ def keep_serving(server, checkpoint_dir=None, checkpoint_interval_s=0.0):
   """Keeps `server` (from `start_server`) running until SIGINT/SIGTERM, checkpointing it
   every `checkpoint_interval_s` seconds (0: never periodically) and, with a
   `checkpoint_dir`, on the way out (each a cycle of its durability marker,
-  `durability.checkpoint`); then stops it. Also used by tools/apex_synthetic.py."""
+  `durability.checkpoint`); then stops it. Also used by tools/apex/synthetic.py."""
   stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None

@@ -1,6 +1,6 @@
 """An actor's wait on the replay after each write (`ReplayFlush`), with its retention of
 what the replay has not made durable (`retention.py`). Used by the actor (`actor.py`)
-and the synthetic actors (tools/apex_synthetic.py)."""
+and the synthetic actors (tools/apex/synthetic.py)."""
 import time
 
 from absl import logging
@@ -31,7 +31,7 @@ class ReplayFlush:
   after `server_timeout_s`) while Reverb's writer reconnects by itself and resends what was
   not confirmed. `subscriber` (optional): its weights, and the learner's `done`, are read
   every few seconds while blocked. Counts `blocked_s` and `reconnects`; `server_lost` is
-  true while a lost server is waited for. Also used by tools/apex_synthetic.py.
+  true while a lost server is waited for. Also used by tools/apex/synthetic.py.
 
   With `retention` (a `retention.Retention`; the writer made with `retain=True`), every
   `mark_interval_s` it flushes everything, reads the replay's durability marker on a helper

@@ -194,7 +194,7 @@ class TransitionWriter:
     once per step), so a kept Atari item costs about one frame. Stream `num_envs` is
     `resend`'s.
 
-    `audit_table` (measurements only, tools/apex_audit.py): each item's carrier step also
+    `audit_table` (measurements only, tools/apex/audit.py): each item's carrier step also
     carries its int64 `id` (`write`'s `ids`) in an `id` column, and an item of
     `audit_table` references it, written with the replay item (resent with it too); the
     replay item references the layout's columns only (its signature is unchanged)."""

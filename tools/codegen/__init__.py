@@ -1,0 +1,1 @@
+"""Files generated from the code: the Bazel BUILD file and docs/configuration.md."""
