@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from conftest import run_module
 from tools.reports import dopamine_peers
 from tools.reports import games
 
@@ -59,7 +60,10 @@ def test_rows_average_the_seeds_at_iteration_9_and_round_trip(tmp_path):
   path.write_text(text)
   assert dopamine_peers.read_csv(str(path)) == {"Breakout": {"DQN": 30.0, "IQN": 101.0},
                                                 "Pong": {"Rainbow": 15.0}}
-  assert dopamine_peers.main(["--dopamine", str(tmp_path / "nope")]) == 2
+  proc = run_module("tools.reports.dopamine_peers", "--dopamine", str(tmp_path / "nope"),
+                    timeout=120)
+  err = proc.stderr.strip().splitlines()
+  assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("error: "), proc.stderr
 
 
 def test_games_report_shows_the_peers_beside_our_10m_scores(tmp_path):

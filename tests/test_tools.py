@@ -12,7 +12,6 @@ import tensorflow as tf
 
 from paac_tf import errors
 from tools import reference_scores as ref
-from tools.campaign import archive_run
 from tools.reports import compare
 from tools import events
 from tools.reports import plot
@@ -571,15 +570,19 @@ def test_compare_one_row_per_folder_headline_per_exact_config_and_archive(tmp_pa
   assert "Archived" not in text
 
 
-def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothing(
-    tmp_path, capsys):
+def _archive(argv, cwd):
+  """`python -m tools.campaign.archive_run ARGV`: the CompletedProcess."""
+  return _run_cli("tools.campaign.archive_run", *argv, cwd=str(cwd))
+
+
+def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothing(tmp_path):
   results = tmp_path / "results"
   cmd = "python -m paac_tf.train --gin_file=atari.gin --root_dir=runs/x"
   _results_folder(str(results / "pong_new"), "Pong", [19.0] * 30, 50_000_000, command=cmd)
   _results_folder(str(results / "pong_old"), "Pong", [-5.0] * 30, 10_000_000, command=cmd)
   args = ["--results_dir=%s" % results, "--no_reports"]
-  assert archive_run.main(["pong_old", "--superseded_by=pong_new",
-                           "--reason=evaluated by the earlier protocol"] + args) == 0
+  assert _archive(["pong_old", "--superseded_by=pong_new",
+                   "--reason=evaluated by the earlier protocol"] + args, tmp_path).returncode == 0
   assert not (results / "pong_old").exists()
   with open(results / "archive" / "pong_old" / "run_info.json") as f:
     info = json.load(f)
@@ -596,7 +599,6 @@ def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothi
   assert text.splitlines()[-1] == (
       "- [pong_old](archive/pong_old/) (Pong PAAC, atari.gin, -5.0 ± 0.0, 10M frames): "
       "evaluated by the earlier protocol; superseded by [pong_new](pong_new/).")
-  capsys.readouterr()
   # Bad input: one error line, exit 2, nothing moved or overwritten.
   _results_folder(str(results / "pong_old"), "Pong", [0.0] * 30, 10_000_000, command=cmd)
   for bad in (["pong_old", "--reason=again"],                 # already in archive/
@@ -604,14 +606,15 @@ def test_archive_run_moves_a_superseded_folder_with_its_why_and_overwrites_nothi
               ["pong_old", "--superseded_by=pong_gone", "--reason=x"],
               ["../pong_new", "--reason=x"], ["archive", "--reason=x"],
               ["pong_old", "--reason="]):
-    assert archive_run.main(bad + args) == 2, bad
-    err = capsys.readouterr().err.strip().splitlines()
+    proc = _archive(bad + args, tmp_path)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, bad
     assert len(err) == 1 and err[0].startswith("error: "), (bad, err)
   assert (results / "pong_old" / "eval.json").exists()
   # Reports are the repository's: not regenerated for a results folder elsewhere.
   _results_folder(str(results / "pong_older"), "Pong", [0.0] * 30, 5_000_000, command=cmd)
-  assert archive_run.main(["pong_older", "--reason=older", "--results_dir=%s" % results]) == 0
-  assert "not regenerated" in capsys.readouterr().out
+  proc = _archive(["pong_older", "--reason=older", "--results_dir=%s" % results], tmp_path)
+  assert proc.returncode == 0 and "not regenerated" in proc.stdout
   assert (results / "archive" / "pong_older" / "eval.json").exists()
   with open(results / "archive" / "pong_old" / "run_info.json") as f:
     assert json.load(f)["archive_reason"] == "evaluated by the earlier protocol"
@@ -634,9 +637,9 @@ def test_a_benchmark_is_archived_not_overwritten_and_an_old_archive_gets_its_why
   assert "--archived_name=benchmark_abc1234 --superseded_by=benchmark" in err[-1]
   assert (results / "benchmark" / "benchmark.json").read_text() == old
   args = ["--results_dir=%s" % results, "--no_reports"]
-  assert archive_run.main(["benchmark", "--archived_name=benchmark_abc1234",
-                           "--superseded_by=benchmark", "--reason=an earlier benchmark"]
-                          + args) == 0
+  assert _archive(["benchmark", "--archived_name=benchmark_abc1234",
+                   "--superseded_by=benchmark", "--reason=an earlier benchmark"] + args,
+                  tmp_path).returncode == 0
   archived = results / "archive" / "benchmark_abc1234"
   assert (archived / "benchmark.json").read_text() == old and not (results / "benchmark").exists()
   with open(archived / "run_info.json") as f:
@@ -644,13 +647,14 @@ def test_a_benchmark_is_archived_not_overwritten_and_an_old_archive_gets_its_why
   # One archived by hand, without its why (no run_info.json): the why is written, once.
   (results / "archive" / "benchmark_old").mkdir()
   (results / "archive" / "benchmark_old" / "benchmark.json").write_text(old)
-  assert archive_run.main(["benchmark_old", "--already_archived", "--reason=older"] + args) == 0
+  assert _archive(["benchmark_old", "--already_archived", "--reason=older"] + args,
+                  tmp_path).returncode == 0
   with open(results / "archive" / "benchmark_old" / "run_info.json") as f:
     assert json.load(f) == {"archive_reason": "older"}
   for bad in (["benchmark_old", "--already_archived", "--reason=again"],   # says why already
               ["benchmark_gone", "--already_archived", "--reason=x"],
               ["benchmark_old", "--already_archived", "--archived_name=y", "--reason=x"]):
-    assert archive_run.main(bad + args) == 2, bad
+    assert _archive(bad + args, tmp_path).returncode == 2, bad
   with open(results / "archive" / "benchmark_old" / "run_info.json") as f:
     assert json.load(f) == {"archive_reason": "older"}
   _results_folder(str(results / "pong"), "Pong", [19.0] * 30, 40_000_000,

@@ -16,13 +16,15 @@ not exist (for a benchmark, the new one is written after the old one is archived
 may not exist yet) and an archived folder that already says why. Then the reports over
 results/ are regenerated as tools/campaign/publish_run.py does.
 """
-import argparse
 import json
 import os
-import sys
 
+from absl import app
+from absl import flags
+
+from paac_tf import errors
+from tools import REPO
 from tools.campaign import publish_run
-
 
 RUN_INFO = "run_info.json"
 BENCHMARK = "benchmark.json"
@@ -95,41 +97,47 @@ def add_why(results_dir, name, superseded_by, reason):
   return folder
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("name", help="The folder under results/ to archive.")
-  parser.add_argument("--superseded_by", default=None, help="The folder that replaces it.")
-  parser.add_argument("--reason", required=True, help="Why it is archived.")
-  parser.add_argument("--archived_name", default=None,
-                      help="Its name in archive/ (default: its name).")
-  parser.add_argument("--already_archived", action="store_true",
-                      help="The folder is in archive/ already, without its why: write it.")
-  parser.add_argument("--results_dir", default=os.path.join(publish_run.REPO, "results"))
-  parser.add_argument("--no_reports", action="store_true",
-                      help="Leave the reports as they are (regenerate them later).")
-  args = parser.parse_args(argv)
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("superseded_by", None, "The folder that replaces it.")
+  flags.DEFINE_string("reason", None, "Why it is archived.")
+  flags.DEFINE_string("archived_name", None, "Its name in archive/ (default: its name).")
+  flags.DEFINE_boolean("already_archived", False, "The folder is in archive/ already, "
+                       "without its why: write it.")
+  flags.DEFINE_string("results_dir", os.path.join(REPO, "results"), "The results folders.")
+  flags.DEFINE_boolean("no_reports", False, "Leave the reports as they are (regenerate them "
+                       "later).")
+  flags.mark_flag_as_required("reason")
+
+
+def main(argv):
+  """argv: the program, then the folder under results/ to archive."""
+  if len(argv) != 2:
+    raise errors.UserError("Give one folder under results/ to archive (got %d)."
+                           % (len(argv) - 1))
+  name = argv[1]
   try:
-    if args.already_archived:
-      if args.archived_name:
+    if FLAGS.already_archived:
+      if FLAGS.archived_name:
         raise ValueError("--archived_name is for a folder not yet archived")
-      target = add_why(args.results_dir, args.name, args.superseded_by, args.reason)
+      target = add_why(FLAGS.results_dir, name, FLAGS.superseded_by, FLAGS.reason)
     else:
-      target = archive(args.results_dir, args.name, args.superseded_by, args.reason,
-                       args.archived_name)
+      target = archive(FLAGS.results_dir, name, FLAGS.superseded_by, FLAGS.reason,
+                       FLAGS.archived_name)
   except ValueError as e:
-    print("error: %s" % e, file=sys.stderr)
-    return 2
-  print(("wrote why %s was archived into %s" if args.already_archived else "archived %s -> %s")
-        % (args.name, os.path.join(target, RUN_INFO) if args.already_archived else target))
-  if args.no_reports:
-    return 0
-  if os.path.realpath(args.results_dir) != os.path.realpath(os.path.join(publish_run.REPO,
-                                                                         "results")):
-    print("the reports are made from %s/results only: not regenerated" % publish_run.REPO)
-    return 0
+    raise errors.UserError(str(e)) from None
+  print(("wrote why %s was archived into %s" if FLAGS.already_archived else "archived %s -> %s")
+        % (name, os.path.join(target, RUN_INFO) if FLAGS.already_archived else target))
+  if FLAGS.no_reports:
+    return
+  if os.path.realpath(FLAGS.results_dir) != os.path.realpath(os.path.join(REPO, "results")):
+    print("the reports are made from %s/results only: not regenerated" % REPO)
+    return
   publish_run.regenerate_reports()
-  return 0
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  _define_flags()
+  app.run(main, flags_parser=errors.parse_flags)

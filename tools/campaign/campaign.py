@@ -25,7 +25,6 @@ runs. A run whose training stops early at its target average return
 (stop_at_average_return: 'target' in the last_stop.json its process wrote) is published there
 and done; it is not resumed towards its last stage.
 """
-import argparse
 import glob
 import json
 import os
@@ -35,6 +34,10 @@ import subprocess
 import sys
 import time
 
+from absl import app
+from absl import flags
+
+from paac_tf import errors
 from paac_tf.bookkeeping import last_stop
 from tools import REPO
 
@@ -479,25 +482,34 @@ def write_report(plan, path=REPORT):
   os.replace(path + ".tmp", path)
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("action", choices=("status", "run", "save", "restore"))
-  parser.add_argument("--plan", default=PLAN)
-  parser.add_argument("--slots", type=int, default=2)
-  parser.add_argument("--allow_alone", action="store_true")
-  parser.add_argument("--tick_s", type=float, default=30.0)
-  parser.add_argument("--commit", default=None,
-                      help="Code for runs not yet started (default: this checkout's HEAD).")
-  args = parser.parse_args()
-  plan = load_plan(args.plan)
-  if args.action == "run":
-    drive(plan, args.slots, args.allow_alone, args.tick_s, args.commit or commit_of(REPO))
-  elif args.action == "save":
+ACTIONS = ("status", "run", "save", "restore")
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("plan", PLAN, "The campaign's plan (JSON).")
+  flags.DEFINE_integer("slots", 2, "Runs kept going at once (run).")
+  flags.DEFINE_boolean("allow_alone", False, "Start a run planned to train alone (run).")
+  flags.DEFINE_float("tick_s", 30.0, "Seconds between two looks at the runs (run).")
+  flags.DEFINE_string("commit", None, "Code for runs not yet started (default: this "
+                      "checkout's HEAD).")
+
+
+def main(argv):
+  if len(argv) != 2 or argv[1] not in ACTIONS:
+    raise errors.UserError("Give one action of %s (got %s)." % (", ".join(ACTIONS),
+                                                                " ".join(argv[1:]) or "none"))
+  action = argv[1]
+  plan = load_plan(FLAGS.plan)
+  if action == "run":
+    drive(plan, FLAGS.slots, FLAGS.allow_alone, FLAGS.tick_s, FLAGS.commit or commit_of(REPO))
+  elif action == "save":
     save(plan)
-  elif args.action == "restore":
+  elif action == "restore":
     restore(plan)
   write_report(plan)
 
 
 if __name__ == "__main__":
-  main()
+  _define_flags()
+  app.run(main, flags_parser=errors.parse_flags)

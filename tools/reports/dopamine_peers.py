@@ -16,14 +16,15 @@ frames, so 10M frames is the end of the 10th iteration, index 9.
 at `--revision`, HEAD by default, with `git show`). The CSV starts with `#` lines naming the
 source files, the commit and the protocol; `games.py` shows it beside our 10M-frame scores.
 """
-import argparse
 import csv
 import io
 import json
 import os
 import statistics
 import subprocess
-import sys
+
+from absl import app
+from absl import flags
 
 from paac_tf import errors
 from paac_tf.envs import names
@@ -135,27 +136,29 @@ def read_csv(path):
   return out
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--dopamine", required=True, help="google/dopamine checkout or git dir")
-  parser.add_argument("--revision", default="HEAD")
-  parser.add_argument("--output", default="results/peers/dopamine_10m.csv")
-  args = parser.parse_args(argv)
-  try:
-    if not os.path.isdir(args.dopamine):
-      raise errors.UserError("--dopamine %s is not a directory." % args.dopamine)
-    read, commit = reader(args.dopamine, args.revision)
-    games = sorted(ref.paac_paper_table1())
-    text = write_csv(rows(read, games), commit, games)
-  except errors.UserError as e:
-    print("error: %s" % e, file=sys.stderr)
-    return 2
-  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  with open(args.output, "w", encoding="utf-8") as f:
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  flags.DEFINE_string("dopamine", None, "google/dopamine checkout or git dir.")
+  flags.DEFINE_string("revision", "HEAD", "The commit of it to read.")
+  flags.DEFINE_string("output", "results/peers/dopamine_10m.csv", "The CSV to write.")
+  flags.mark_flag_as_required("dopamine")
+
+
+def main(argv):
+  errors.refuse_arguments(argv)
+  if not os.path.isdir(FLAGS.dopamine):
+    raise errors.UserError("--dopamine %s is not a directory." % FLAGS.dopamine)
+  read, commit = reader(FLAGS.dopamine, FLAGS.revision)
+  games = sorted(ref.paac_paper_table1())
+  text = write_csv(rows(read, games), commit, games)
+  os.makedirs(os.path.dirname(os.path.abspath(FLAGS.output)), exist_ok=True)
+  with open(FLAGS.output, "w", encoding="utf-8") as f:
     f.write(text)
-  print("wrote %s (%d games, commit %s)" % (args.output, len(games), commit))
-  return 0
+  print("wrote %s (%d games, commit %s)" % (FLAGS.output, len(games), commit))
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  _define_flags()
+  app.run(main, flags_parser=errors.parse_flags)
