@@ -18,8 +18,10 @@ one above):
   5  entry points: paac_tf (the public API), paac_tf.commands (Ape-X's process programs:
      apex_replay / apex_actor / apex_learner), paac_tf.train /
      export / evaluate (`python -m` runs the command)
-  6  tools (the lab beside the package: benchmarks, reports, campaign, publishing,
-     gen_build; not installed): it imports paac_tf, and nothing in paac_tf imports it
+  6  tools (the lab beside the package, not installed; tools/README.md lists its commands):
+     tools.reports, tools.bench, tools.apex, tools.campaign, tools.codegen and the readers
+     they share (tools.events, tools.reference_scores); it imports paac_tf, and nothing in
+     paac_tf imports it
 The layers above 2 reach an algorithm only through the registry (by name, at run time).
 Every import counts, those inside functions too. No module below layer 5 imports an entry
 point, and the import graph between modules has no cycle.
