@@ -1,15 +1,16 @@
-"""The campaign tool's record of when each run trained (tools/campaign/campaign.py)."""
+"""The campaign tool's record of when each run trained (tools/campaign/campaign.py, run_state.py)."""
 import json
 
 from paac_tf.bookkeeping import cadence
 from paac_tf.bookkeeping import last_stop
 from tools.campaign import campaign
+from tools.campaign import run_state
 
 
 def _plan(tmp_path, histories):
   for name, history in histories.items():
     (tmp_path / name).mkdir()
-    (tmp_path / name / campaign.RUN_STATE).write_text(json.dumps({"history": history}))
+    (tmp_path / name / run_state.RUN_STATE).write_text(json.dumps({"history": history}))
   return {"runs_dir": str(tmp_path), "runs": [{"name": n, "stages": [1]} for n in histories]}
 
 
@@ -17,7 +18,7 @@ def test_a_start_whose_end_went_with_its_machine_ends_where_the_next_one_starts(
   history = [{"started": "2026-12-02T05:00:00+00:00"},    # its session's machine went
              {"started": "2026-12-03T03:00:00+00:00", "ended": "2026-12-03T04:00:00+00:00"},
              {"started": "2026-12-03T05:00:00+00:00"}]    # running now
-  spans = campaign.training_spans(history)
+  spans = run_state.training_spans(history)
   assert spans[0] == ("2026-12-02T05:00:00+00:00", "2026-12-03T03:00:00+00:00")
   assert spans[1] == ("2026-12-03T03:00:00+00:00", "2026-12-03T04:00:00+00:00")
   assert spans[2][0] == "2026-12-03T05:00:00+00:00" and spans[2][1] > "2026-12-03T05:00:00"
@@ -33,8 +34,8 @@ def test_runs_that_trained_before_another_started_are_not_counted_as_sharing_it(
       "earlier_session": [{"started": "2026-12-02T06:00:00+00:00",
                            "ended": "2026-12-02T07:00:00+00:00"}]})
   by_name = {r["name"]: r for r in plan["runs"]}
-  assert campaign.overlapped(plan, by_name["new"]) == ["beside"]
-  assert campaign.overlapped(plan, by_name["old"]) == ["earlier_session"]
+  assert run_state.overlapped(plan, by_name["new"]) == ["beside"]
+  assert run_state.overlapped(plan, by_name["old"]) == ["earlier_session"]
 
 
 STARTED = "2026-12-03T06:00:00+00:00"
@@ -47,7 +48,7 @@ def _stopped_at_target(tmp_path, name="alone"):
   (directory / "train" / "checkpoint").write_text('model_checkpoint_path: "ckpt-5200"\n')
   last_stop.write(str(directory), cadence.RunResult(
       agent_steps=5200, updates=40, episodes=7, average_return=18.1, reason="target"), STARTED)
-  (directory / campaign.RUN_STATE).write_text(json.dumps({"history": [
+  (directory / run_state.RUN_STATE).write_text(json.dumps({"history": [
       {"started": STARTED, "ended": "2026-12-03T07:00:00+00:00", "end_step": 5200,
        "reason": campaign.stop_reason(str(directory), since=STARTED)}]}))
   return {"runs_dir": str(tmp_path), "runs": [{"name": name, "stages": [1000, 10000]}]}
@@ -99,7 +100,7 @@ def test_a_run_published_at_its_target_stays_done_once_its_directory_is_gone(tmp
 def test_a_run_stopped_by_a_signal_before_its_stage_is_resumed(tmp_path, monkeypatch):
   plan = _stopped_at_target(tmp_path)
   monkeypatch.setattr(campaign, "published_steps", lambda r: 1000)
-  state_path = tmp_path / "alone" / campaign.RUN_STATE
+  state_path = tmp_path / "alone" / run_state.RUN_STATE
   state = json.loads(state_path.read_text())
   state["history"][0]["reason"] = "signal"
   state_path.write_text(json.dumps(state))
@@ -115,7 +116,7 @@ def test_a_stage_published_from_another_checkout_is_not_published_again(tmp_path
   stopped run resumes instead of being published at its newest checkpoint."""
   plan = _stopped_at_target(tmp_path)
   monkeypatch.setattr(campaign, "published_steps", lambda r: 0)
-  state_path = tmp_path / "alone" / campaign.RUN_STATE
+  state_path = tmp_path / "alone" / run_state.RUN_STATE
   state = json.loads(state_path.read_text())
   state["history"][0]["reason"] = "signal"
   state["published"] = [{"step": 1000, "at": STARTED, "returncode": 0}]
@@ -175,10 +176,10 @@ def test_the_runs_a_run_shared_the_machine_with_outlive_their_directories(tmp_pa
       "beside": [{"started": "2026-12-03T04:30:00+00:00",
                   "ended": "2026-12-03T05:30:00+00:00"}]})
   long_run = plan["runs"][0]
-  assert campaign.shared_with(plan, long_run) == ["beside"]
-  (tmp_path / "beside" / campaign.RUN_STATE).unlink()       # published, its folder removed
-  assert campaign.overlapped(plan, long_run) == []
-  assert campaign.shared_with(plan, long_run) == ["beside"]
+  assert run_state.shared_with(plan, long_run) == ["beside"]
+  (tmp_path / "beside" / run_state.RUN_STATE).unlink()       # published, its folder removed
+  assert run_state.overlapped(plan, long_run) == []
+  assert run_state.shared_with(plan, long_run) == ["beside"]
   assert campaign.load_note(plan, long_run) == "2 cores, under load: shared with beside"
 
 

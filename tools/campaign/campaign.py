@@ -40,14 +40,11 @@ from absl import flags
 from paac_tf import errors
 from paac_tf.bookkeeping import last_stop
 from tools import REPO
+from tools.campaign import run_state
 
 PLAN = os.path.join(REPO, "results", "campaign_plan.json")
 REPORT = os.path.join(REPO, "results", "CAMPAIGN.md")
 STATE_DIR = os.path.join(REPO, "results", "campaign_state")
-RUN_STATE = "campaign.json"
-
-
-now = last_stop.now   # the time stamps of campaign.json, as last_stop.json's
 
 
 def load_plan(path=PLAN):
@@ -57,48 +54,6 @@ def load_plan(path=PLAN):
   if len(set(names)) != len(names):
     raise SystemExit("error: %s names a run twice." % path)
   return plan
-
-
-def run_dir(plan, run):
-  return os.path.join(plan["runs_dir"], run.get("run_dir", run["name"]))
-
-
-def read_state(directory):
-  path = os.path.join(directory, RUN_STATE)
-  if not os.path.exists(path):
-    return {"history": []}
-  with open(path) as f:
-    return json.load(f)
-
-
-def write_state(directory, state):
-  os.makedirs(directory, exist_ok=True)
-  path = os.path.join(directory, RUN_STATE)
-  with open(path + ".tmp", "w") as f:
-    json.dump(state, f, indent=2)
-  os.replace(path + ".tmp", path)
-
-
-def checkpoint_step(directory):
-  """The agent step of the run's newest checkpoint (train/checkpoint), or 0."""
-  index = os.path.join(directory, "train", "checkpoint")
-  if not os.path.exists(index):
-    return 0
-  with open(index) as f:
-    for line in f:
-      if line.startswith("model_checkpoint_path:"):
-        return int(line.split('"')[1].rsplit("-", 1)[1])
-  return 0
-
-
-def alive(pid, directory):
-  """Whether process `pid` is alive and trains in `directory`."""
-  try:
-    with open("/proc/%d/cmdline" % int(pid), "rb") as f:
-      cmdline = f.read().decode(errors="replace")
-  except (OSError, ValueError):
-    return False
-  return "--root_dir=" + directory in cmdline
 
 
 def published_info(run):
@@ -160,11 +115,11 @@ def target_step(state, run=None):
 
 def status_of(plan, run):
   """(status, detail): done / running / trained (a stage to publish) / stopped / queued."""
-  directory = run_dir(plan, run)
-  state = read_state(directory)
-  step = checkpoint_step(directory)
+  directory = run_state.run_dir(plan, run)
+  state = run_state.read_state(directory)
+  step = run_state.checkpoint_step(directory)
   final = run["stages"][-1]
-  if state.get("pid") and alive(state["pid"], directory):
+  if state.get("pid") and run_state.alive(state["pid"], directory):
     return "running", "agent step %d of %d (newest checkpoint)" % (step, final)
   published = max(published_steps(run), recorded_published(state))
   target = target_step(state, run)
@@ -200,17 +155,17 @@ def code_dir_for(commit):
 
 
 def train_command(plan, run, total_steps):
-  return ["python", "-m", "paac_tf.train", "--root_dir=" + run_dir(plan, run)] + list(
+  return ["python", "-m", "paac_tf.train", "--root_dir=" + run_state.run_dir(plan, run)] + list(
       run["args"]) + ["--gin_bindings=train_eval.total_steps=%d" % total_steps]
 
 
 def start(plan, run, commit):
   """Starts (or resumes) `run` to its next stage with the code of its commit."""
-  directory = run_dir(plan, run)
-  state = read_state(directory)
+  directory = run_state.run_dir(plan, run)
+  state = run_state.read_state(directory)
   commit = state.get("commit") or run.get("commit") or commit
   code = code_dir_for(commit)
-  stage = next_stage(run, checkpoint_step(directory))
+  stage = next_stage(run, run_state.checkpoint_step(directory))
   command = train_command(plan, run, stage)
   os.makedirs(directory, exist_ok=True)
   log = open(os.path.join(directory, "train.log"), "a")
@@ -219,53 +174,22 @@ def start(plan, run, commit):
                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                           start_new_session=True)
   state.update(commit=commit, pid=proc.pid)
-  state["history"].append({"command": " ".join(command), "stage": stage, "started": now(),
-                           "start_step": checkpoint_step(directory), "code_dir": code})
-  write_state(directory, state)
-  print("%s started %s to %d (pid %d, commit %s)" % (now(), run["name"], stage, proc.pid,
+  state["history"].append({"command": " ".join(command), "stage": stage, "started": run_state.now(),
+                           "start_step": run_state.checkpoint_step(directory), "code_dir": code})
+  run_state.write_state(directory, state)
+  print("%s started %s to %d (pid %d, commit %s)" % (run_state.now(), run["name"], stage, proc.pid,
                                                     commit[:7]), flush=True)
   return proc
 
 
-def training_spans(history):
-  """(start, end) of each time a run trained (its campaign.json history). A start whose end
-  went unrecorded (its session's machine went with the process) ended, at the latest, where
-  the next one starts; only the newest may still be open (until now)."""
-  starts = [h["started"] for h in history]
-  return [(h["started"], h.get("ended") or (starts[i + 1] if i + 1 < len(starts) else now()))
-          for i, h in enumerate(history)]
-
-
-def overlapped(plan, run):
-  """Names of the other campaign runs whose training time overlapped this run's."""
-  spans = lambda r: training_spans(read_state(run_dir(plan, r)).get("history", []))
-  mine = spans(run)
-  return sorted(o["name"] for o in plan["runs"] if o is not run and any(
-      a < d and c < b for a, b in mine for c, d in spans(o)))
-
-
-def shared_with(plan, run):
-  """Names of the other campaign runs that trained while this one did: those whose spans
-  overlap its own now (overlapped) and those recorded in its state before (`shared_with`),
-  which it keeps: another run's directory, and with it its spans, may be gone by the time
-  this one is published (removed once published, or on a new machine)."""
-  directory = run_dir(plan, run)
-  state = read_state(directory)
-  names = sorted(set(overlapped(plan, run)) | set(state.get("shared_with", [])))
-  if names != state.get("shared_with", []):
-    state["shared_with"] = names
-    write_state(directory, state)
-  return names
-
-
 def load_note(plan, run):
-  path = os.path.join(run_dir(plan, run), "load.csv")
+  path = os.path.join(run_state.run_dir(plan, run), "load.csv")
   loads = []
   if os.path.exists(path):
     with open(path) as f:
       loads = [float(line.split(",")[1]) for line in f if "," in line]
   text = "2 cores"
-  others = shared_with(plan, run)
+  others = run_state.shared_with(plan, run)
   text += (", under load: shared with " + ", ".join(others)) if others else (
       ", no other campaign run")
   if loads:
@@ -277,11 +201,11 @@ def load_note(plan, run):
 def publish(plan, run):
   """Evaluates the run's newest export and writes results/<name>/
   (tools/campaign/publish_run.py)."""
-  directory = run_dir(plan, run)
-  state = read_state(directory)
+  directory = run_state.run_dir(plan, run)
+  state = run_state.read_state(directory)
   commands = " ; then resumed with: ".join(h["command"] for h in state["history"]) or " ".join(
       train_command(plan, run, run["stages"][-1]))
-  step = checkpoint_step(directory)
+  step = run_state.checkpoint_step(directory)
   args = [sys.executable, "-m", "tools.campaign.publish_run",
           "--run_dir=" + directory, "--name=" + run["name"], "--command=" + commands,
           "--config=" + run["config"], "--machine_note=" + load_note(plan, run),
@@ -294,7 +218,7 @@ def publish(plan, run):
   # An intermediate stage: its evaluation is kept beside the final one.
   if step < run["stages"][-1] and not target_step(state):
     args.append("--eval_name=eval_at_%d.json" % step)
-  print("%s publishing %s at %d" % (now(), run["name"], step), flush=True)
+  print("%s publishing %s at %d" % (run_state.now(), run["name"], step), flush=True)
   log = open(os.path.join(directory, "publish.log"), "a")
   return subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                           stdin=subprocess.DEVNULL), step
@@ -302,12 +226,12 @@ def publish(plan, run):
 
 def published(plan, run, proc, step):
   """Records a finished publish_run of `run` (its Popen `proc`); True if it succeeded."""
-  directory = run_dir(plan, run)
-  state = read_state(directory)
-  state.setdefault("published", []).append({"step": step, "at": now(),
+  directory = run_state.run_dir(plan, run)
+  state = run_state.read_state(directory)
+  state.setdefault("published", []).append({"step": step, "at": run_state.now(),
                                             "returncode": proc.returncode})
-  write_state(directory, state)
-  print("%s published %s at %d: exit %d" % (now(), run["name"], step, proc.returncode),
+  run_state.write_state(directory, state)
+  print("%s published %s at %d: exit %d" % (run_state.now(), run["name"], step, proc.returncode),
         flush=True)
   return proc.returncode == 0
 
@@ -344,26 +268,27 @@ def drive(plan, slots, allow_alone, tick_s, commit):
   failed = set()
   while True:
     for run in plan["runs"]:
-      directory = run_dir(plan, run)
-      state = read_state(directory)
+      directory = run_state.run_dir(plan, run)
+      state = run_state.read_state(directory)
       if not state.get("pid"):
         continue
-      if alive(state["pid"], directory):
+      if run_state.alive(state["pid"], directory):
         with open(os.path.join(directory, "load.csv"), "a") as f, open("/proc/loadavg") as g:
-          f.write("%s,%s\n" % (now(), g.read().split()[0]))
-        shared_with(plan, run)   # recorded while the others' directories are here
+          f.write("%s,%s\n" % (run_state.now(), g.read().split()[0]))
+        run_state.shared_with(plan, run)   # recorded while the others' directories are here
         continue
       proc = procs.pop(run["name"], None)   # ended (a run of an earlier driver: code unknown)
       code = proc.poll() if proc is not None else None
       last = state["history"][-1]
-      last.update(ended=now(), returncode=code, end_step=checkpoint_step(directory),
+      last.update(ended=run_state.now(), returncode=code,
+                  end_step=run_state.checkpoint_step(directory),
                   reason=stop_reason(directory, since=last.get("started")))
       state.pop("pid", None)
-      write_state(directory, state)
+      run_state.write_state(directory, state)
       if code not in (0, None):
         failed.add(run["name"])
         print("%s %s exited with %d: left for a person (train.log)" % (
-            now(), run["name"], code), flush=True)
+            run_state.now(), run["name"], code), flush=True)
     for run in plan["runs"]:   # evaluations in the background: the slot goes on training
       job = publishing.get(run["name"])
       if job is not None and job[0].poll() is not None:
@@ -382,7 +307,7 @@ def drive(plan, slots, allow_alone, tick_s, commit):
     write_report(plan)
     if all(statuses[r["name"]] == "done" or r["name"] in failed for r in plan["runs"]
            if not r.get("alone") or allow_alone) and not procs and not publishing:
-      print("%s nothing left to run." % now(), flush=True)
+      print("%s nothing left to run." % run_state.now(), flush=True)
       return
     time.sleep(tick_s)
 
@@ -403,8 +328,8 @@ def save(plan):
   """Copies each unfinished run's newest checkpoint, summaries and state into STATE_DIR."""
   for run in plan["runs"]:
     status, _ = status_of(plan, run)
-    directory = run_dir(plan, run)
-    step = checkpoint_step(directory)
+    directory = run_state.run_dir(plan, run)
+    step = run_state.checkpoint_step(directory)
     target = os.path.join(STATE_DIR, run["name"])
     if status == "done" or step == 0:
       if status == "done" and os.path.isdir(target):
@@ -419,7 +344,7 @@ def save(plan):
     for path in names:
       shutil.copy2(path, os.path.join(tmp, "train"))
     write_checkpoint_index(os.path.join(tmp, "train"), step)
-    for name in ("operative_config.gin", RUN_STATE, "load.csv"):
+    for name in ("operative_config.gin", run_state.RUN_STATE, "load.csv"):
       if os.path.exists(os.path.join(directory, name)):
         shutil.copy2(os.path.join(directory, name), tmp)
     shutil.rmtree(target, ignore_errors=True)
@@ -431,18 +356,18 @@ def restore(plan):
   """Brings saved state back into the runs folder where the run directory is missing."""
   for run in plan["runs"]:
     source = os.path.join(STATE_DIR, run["name"])
-    directory = run_dir(plan, run)
+    directory = run_state.run_dir(plan, run)
     if not os.path.isdir(source):
       continue
-    if checkpoint_step(directory) >= checkpoint_step(source):
+    if run_state.checkpoint_step(directory) >= run_state.checkpoint_step(source):
       print("%s: %s is as new as the saved state; kept" % (run["name"], directory))
       continue
     shutil.copytree(source, directory, dirs_exist_ok=True)
-    write_checkpoint_index(os.path.join(directory, "train"), checkpoint_step(source))
-    state = read_state(directory)
+    write_checkpoint_index(os.path.join(directory, "train"), run_state.checkpoint_step(source))
+    state = run_state.read_state(directory)
     state.pop("pid", None)
-    write_state(directory, state)
-    print("restored %s at agent step %d -> %s" % (run["name"], checkpoint_step(directory),
+    run_state.write_state(directory, state)
+    print("restored %s at agent step %d -> %s" % (run["name"], run_state.checkpoint_step(directory),
                                                  directory))
 
 
@@ -464,7 +389,7 @@ def write_report(plan, path=REPORT):
   for run in plan["runs"]:
     status, detail = status_of(plan, run)
     counts[status] = counts.get(status, 0) + 1
-    state = read_state(run_dir(plan, run))
+    state = run_state.read_state(run_state.run_dir(plan, run))
     published = published_info(run)
     # A published run whose run directory went with its machine: its run_info.json's
     # command(s) (';'-separated) and commit.
