@@ -280,7 +280,7 @@ def _apex_median_over(games):
 
 HEADLINE_RULE = (
     "Headline medians: one per algorithm, config, budget (the frames of the evaluated "
-    "policy) and evaluation protocol, each over the runs of the table above made with "
+    "policy) and evaluation protocol, each over the runs of the runs table made with "
     "exactly that config (not the archived runs below), never mixing budgets or protocols; "
     "a game with runs of several seeds there enters as their mean, one run per seed (of two "
     "runs of one seed, the longer), and every run it holds is named. Variants (a config "
