@@ -3,10 +3,10 @@ r"""The README's "Results at a glance", generated from the results folders.
   python -m tools.glance [--results_dir=results] [--readme=README.md] [--check]
 
 Rewrites README.md between BEGIN and END, and nothing else: one small table of the
-headline results (HEADLINES: each its evaluated run with the most frames, as
-results/README.md's rows choose them, beside the published score; the 12 games' human-
-normalized median of atari_fast.gin at 10M frames with its interval, tools/games.py), then the
-12 games' aggregate and FIRE-assist lines as results/games.md states them, and the PAAC
+headline results (HEADLINES: each the evaluated run of its algorithm, config and game with
+the most frames, of a config of its own, beside the published score; the 12 games' human-
+normalized median of atari_fast.gin at 10M frames with its interval, tools/games.py), then
+the 12 games' aggregate and FIRE-assist lines as results/games.md states them, and the PAAC
 loop's speed from the benchmark's summary (results/benchmark/benchmark.json).
 --check: exit 1 with one line if README.md's block is not what would be written (a table
 typed by hand, or results published since it was generated).
