@@ -1,5 +1,5 @@
 """A third algorithm, for the tests: REINFORCE with a learned baseline (Williams 1992), as one
-loss function and its registration (docs/algorithms.md).
+loss function and its registration (docs/extending.md).
 
 Each update takes the synchronous runner's rollout (t_max steps of n_e environments), the
 discounted returns G_t of those steps (cut at episode ends; not bootstrapped at the

@@ -478,7 +478,8 @@ def test_standalone_replay_command_checkpoints_on_shutdown_and_restores(tmp_path
 
 
 def test_replay_checkpoint_benchmark_fills_checkpoints_restores_and_extrapolates(tmp_path):
-  # tools/bench/replay_checkpoint_benchmark.py, whose figures are docs/failures.md's table.
+  # tools/bench/replay_checkpoint_benchmark.py, whose figures are the table of
+  # results/apex_capacity/README.md.
   from tools.bench import replay_checkpoint_benchmark  # pylint: disable=import-outside-toplevel
   assert replay_checkpoint_benchmark.extrapolate(10.0, 200, 1000) == 50.0
   out = replay_checkpoint_benchmark.measure(["apex_cartpole.gin"], max_items=2000,

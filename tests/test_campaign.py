@@ -1,4 +1,5 @@
-"""The campaign tool's record of when each run trained (tools/campaign/campaign.py, run_state.py)."""
+"""The campaign tool's record of when each run trained (tools/campaign: campaign.py,
+run_state.py)."""
 import json
 
 from paac_tf.bookkeeping import cadence

@@ -17,8 +17,9 @@ import pytest
 from conftest import REPO
 
 README = os.path.join(REPO, "README.md")
-# With the PAAC paper's 12 games at a glance (tools/reports/readme_glance.py).
 README_MAX_LINES = 220
+README_MAX_WORDS = 1300   # a landing page (issue 55): what, the two commands, the headline
+PAGE_MAX_WORDS = 3000     # a docs page, and results/README.md (an index)
 DOCUMENTS = [README] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
 TOOLS_INDEX = os.path.join(REPO, "tools", "README.md")
 CHECKED = DOCUMENTS + [TOOLS_INDEX]   # links, paths and commands checked in each
@@ -69,6 +70,16 @@ def test_readme_is_short():
   with open(README, encoding="utf-8") as f:
     lines = f.read().splitlines()
   assert len(lines) < README_MAX_LINES, "README.md has %d lines" % len(lines)
+
+
+def _words(path):
+  return len(_read(path).split())      # as `wc -w` counts them
+
+
+def test_readme_docs_pages_and_results_index_are_read_in_minutes():
+  assert _words(README) <= README_MAX_WORDS, "README.md has %d words" % _words(README)
+  for doc in DOCUMENTS[1:] + [os.path.join(REPO, "results", "README.md")]:
+    assert _words(doc) <= PAGE_MAX_WORDS, "%s has %d words" % (_name(doc), _words(doc))
 
 
 def test_docs_folder_is_linked_from_the_readme():

@@ -6,6 +6,7 @@ against the original's curve."""
 import csv
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -430,27 +431,23 @@ def test_glance_tables_aggregates_and_the_readme_block(tmp_path):
   publish(results, "pong_ref", "Pong", REFERENCE, [(M, -20.0), (5 * M, 19.0)],
           wall_time_s=7200.0, machine_note="2 cores, alone",
           evals={"eval.json": _evaluation("Pong", 19.0, 5 * M)})
-  text = glance.block(str(results), str(tmp_path), reps=REPS, poi_reps=REPS)
+  text = glance.block(str(results), str(tmp_path), reps=REPS)
   rows = [line for line in text.splitlines() if line.startswith("| ")]
-  # The 12 games: Seaquest over its 2 seeds (mean of the means ± their sample std; (850 -
-  # 68.4) / (42054.7 - 68.4) = 1.9% human-normalized); Breakout's
-  # 10M-frame evaluation beside its 40M one; a game without a run says so.
-  assert "| Seaquest ([seaquest_s0](results/seaquest_s0/), [seaquest_s1](results/seaquest_s1/))" \
-      " | 850.0 ± 70.7 (2 seeds) | 1.9% | — | 1754 (arch_nips) / 1755.3 (arch_nature) |" in rows
-  assert "| Breakout ([breakout_long](results/breakout_long/)) | 31.7 ± 1.0 | 104.2% | " \
-      "400.0 ± 1.0 | 470.1 (arch_nips) / 565.3 (arch_nature) |" in rows
-  assert "| Qbert | not yet run | — | — | 16561.7 (arch_nips) / 17249.2 (arch_nature) |" in rows
+  # The headline: each row its evaluated run with the most frames beside the published
+  # score (two decimals, with the s.e.); a headline without a run says so; the 12 games'
+  # median with its task-bootstrap interval, then games.md's aggregate lines under it.
+  assert "| Pong, `atari.gin` (what `make train` runs) | **19.00 ± 1.0 (s.e. 0.58)** (20M " \
+      "frames, 2.0 h) | 20.6 (arch_nips) / 20.9 (arch_nature), PAAC paper (unverified " \
+      "transcription, ~115M agent steps) | [pong_ref](results/pong_ref/) |" in rows
+  assert "| Breakout, `atari_fast.gin` | **400.00 ± 1.0 (s.e. 0.58)** (40M frames, 1.7 h, " \
+      "under load) | 470.1 (arch_nips) / 565.3 (arch_nature), PAAC paper (unverified " \
+      "transcription, ~115M agent steps) | [breakout_long](results/breakout_long/) |" in rows
+  assert "| Qbert, `atari.gin` | not yet run | — | — |" in rows
+  assert not [r for r in rows if "seaquest" in r]      # 10M frames: in the 12 games' median
+  median = next(r for r in rows if r.startswith("| 12 games"))
+  assert re.search(r"\*\*-?[\d.]+% \(95% CI -?[\d.]+% to -?[\d.]+%\)\*\*", median), median
   assert "2 of the 12 games present, all at 10M frames" in text
   assert "The runs: Breakout: breakout_long; Seaquest: seaquest_s0, seaquest_s1" in text
-  # Every algorithm and config: a game's run with the most frames; atari_fast.gin's runs at
-  # 10M frames are in the table above, not here; the wall time says when it was shared.
-  assert "| Breakout ([breakout_long](results/breakout_long/)) | PAAC | `atari_fast.gin` | " \
-      "40M frames | 1.7 h, under load | **400.0 ± 1.0** (own actions only: 410.0 ± 1.0) | " \
-      "FIRE at game start and after a lost life |" in rows
-  assert "| Pong ([pong_ref](results/pong_ref/)) | PAAC | `atari.gin` | 20M frames | 2.0 h | " \
-      "**19.0 ± 1.0** | none |" in rows
-  assert not [r for r in rows if "seaquest" in r and "`atari_fast.gin`" in r]
-  assert "- P(atari_fast.gin > atari.gin) of the training average" not in text  # Breakout ref
   assert text.endswith("**Speed**: no benchmark in benchmark/benchmark.json yet (python -m "
                        "tools.bench.benchmark).")
   # The speed line from a benchmark's summary.

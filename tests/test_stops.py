@@ -20,7 +20,7 @@ the one that was run); a whole checkpoint (the latest of the index) if the model
 when the signal was sent, never an older one than before; a rerun restores the previous
 try's checkpoint; no process of the run left (every descendant seen during the try has
 exited, none names the run directory; on Ray, no role process). The counts are printed
-(pytest -s); docs/failures.md records them.
+(pytest -s); docs/training.md records them.
 """
 import collections
 import importlib.util

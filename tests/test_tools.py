@@ -15,6 +15,7 @@ from tools import reference_scores as ref
 from tools.reports import compare
 from tools import events
 from tools.reports import plot
+from tools.reports import results_index
 from tools.reports import results_table
 from tools.reports import run_groups
 from tools.reports import run_labels
@@ -359,6 +360,32 @@ def test_compare_table_numbers(workspace):
       4 * 500 * N_E * T_MAX)
   assert "an earlier evaluation of this run (in the median of its own budget" in text
   assert "the run's newest evaluation (in the median of its budget)" in text
+
+
+def test_compare_index_one_line_per_run_with_the_headlines(workspace):
+  """results/README.md's index: the headline medians as the full report states them, and
+  one row per results folder with its score, frames and human-normalized score."""
+  paths = [str(workspace / "runs"), str(workspace / "results")]
+  full, _ = compare.build_report(paths, command="c", link_base=str(workspace))
+  text, _ = compare.build_report(paths, command="c", link_base=str(workspace),
+                                 make=results_index.index)
+  assert text.splitlines()[0].startswith(results_table.GENERATED_MARKER)
+  medians = [line for line in full.splitlines() if line.startswith("- **Median")]
+  assert medians and all(line in text for line in medians)
+  header = _header(text)
+  assert header == list(results_index.COLUMNS)
+  boxing = _row(text, "Boxing")
+  box_std = statistics.stdev(BOXING_RETURNS)
+  assert boxing[:4] == ["[boxing_paac](results/boxing_paac/)", "atari.gin", "Boxing", "PAAC"]
+  assert boxing[4] == "%.1f ± %.1f (s.e. %.1f)" % (
+      statistics.mean(BOXING_RETURNS), box_std, box_std / len(BOXING_RETURNS) ** 0.5)
+  assert boxing[5] == "40M frames" and boxing[7] == "2.0 h"
+  assert boxing[6] == "%.1f%%" % (100 * _hns_by_hand("Boxing", statistics.mean(BOXING_RETURNS)))
+  pong = _row(text, "Pong", index=1)
+  assert pong[4].endswith("(earlier protocol)")
+  assert _row(text, "Seaquest")[4] == "120.0 (training average†)"
+  # Shorter than the full report: no budgets, sources or peers' columns.
+  assert "training budget unknown" not in text and len(text) < len(full)
 
 
 def test_compare_matches_a_results_eval_to_its_run_and_dedups(workspace):

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(600)
 N_E, T_MAX, UPDATES = 4, 3, 4
 
 # The paac_tf files on the stack from `python -m paac_tf.train --gin_file=atari.gin` to the
-# optimizer's apply (tests/reader_path.py); docs/algorithms.md lists them.
+# optimizer's apply (tests/reader_path.py); docs/extending.md lists them.
 READER_PATH = [
     "paac_tf/algorithms/paac/algorithm.py",
     "paac_tf/algorithms/paac/update.py",
@@ -137,7 +137,7 @@ def test_a_reader_follows_atari_gin_to_the_update_in_at_most_9_files(tmp_path):
                                      "returns"]
   assert found["files"] == READER_PATH
   assert len(found["files"]) <= 9
-  with open(os.path.join(REPO, "docs", "algorithms.md"), encoding="utf-8") as f:
+  with open(os.path.join(REPO, "docs", "extending.md"), encoding="utf-8") as f:
     docs = f.read()
   assert [path for path in READER_PATH if "`%s`" % path not in docs] == []
   # The environment name is resolved once, into the value passed down; one environment.

@@ -37,7 +37,7 @@ def make_environment(env_name, num_envs, num_workers, seed,
   Args:
     atari_backend: how Atari games step: 'vector' (ale-py's C++ vector env, the fast path)
       or 'portable' (gymnasium's ALE envs and wrappers in the worker processes); see
-      docs/environments.md.
+      docs/extending.md#environments.
     num_threads: the Atari vector env's C++ threads (None: min(num_workers, CPU cores)).
     reward_clipping: Atari rewards clipped to [-1, 1] for learning (the episodes' scores
       stay raw).

@@ -14,7 +14,9 @@ where every number came from; and a last section listing the superseded runs kep
 an `archive/` folder (left out of the table and the medians), each with the why of its
 run_info.json ("archive_reason", "superseded_by"). It is printed, and with --output
 written to a file (its links relative to that file), which is replaced only if this tool
-generated it (or with --overwrite).
+generated it (or with --overwrite): with --output, that file is the index
+(tools/reports/results_index.py: the headline medians and one line per run, linked) and the full
+report goes to --details (default: runs.md beside --output).
 """
 import os
 import shlex
@@ -24,12 +26,17 @@ from absl import app
 from absl import flags
 
 from paac_tf import errors
+from tools.reports import results_index
 from tools.reports import results_table
 from tools.reports import run_results
 
 
+DETAILS = "runs.md"      # the full report, beside --output's index
 # The reports generated beside results/README.md, linked from it where they exist.
 RELATED = (
+    (DETAILS, "every run's row in full: the published, papers' and peers' scores beside it, "
+     "the evaluation's protocol, its hardware, its budget against the papers' and where "
+     "each number came from (python -m tools.reports.compare, beside this index)"),
     ("games.md", "the PAAC paper's 12 games with atari_fast.gin at 10M frames beside the "
      "paper's column, with the human-normalized median and IQM over every run shown, a "
      "game's seeds as their mean (python -m tools.reports.games)"),
@@ -48,16 +55,17 @@ RELATED = (
     ("ablation_paac/breakout.md", "the same on Breakout"))
 
 
-def build_report(paths, command, link_base=None):
+def build_report(paths, command, link_base=None, make=results_table.report):
   """(markdown, [RunRecord]) for the given directories; archived runs (under an archive/
   folder below them) only in the report's last section. `link_base`: the folder links are
   relative to (default: the working directory); the RELATED reports found there are linked
-  at the top."""
+  at the top. `make`: results_table.report (the full report) or results_index.index."""
   results = run_results.collect(paths)
   archived = run_results.collect_archived(paths)
   base = link_base or os.curdir
-  related = [(link, what) for link, what in RELATED if os.path.isfile(os.path.join(base, link))]
-  return results_table.report(results, command, archived, link_base, related), results
+  related = [(link, what) for link, what in RELATED if os.path.isfile(os.path.join(base, link))
+             and (make is results_index.index or link != DETAILS)]
+  return make(results, command, archived, link_base, related), results
 
 
 def check_writable(path, overwrite=False, marker=results_table.GENERATED_MARKER):
@@ -98,6 +106,8 @@ def _define_flags():
   flags.DEFINE_string("output", None, "Also write the markdown here (e.g. results/README.md).")
   flags.DEFINE_boolean("overwrite", False, "Replace --output even if this tool did not "
                        "generate it.")
+  flags.DEFINE_string("details", None, "With --output: where the full report goes (default: "
+                      "%s beside --output)." % DETAILS)
 
 
 def main(argv):
@@ -106,14 +116,22 @@ def main(argv):
   if not paths:
     raise errors.UserError("Give one or more run or results directories, e.g. "
                            "`python -m tools.reports.compare runs/pong_paac`.")
-  link_base = None
-  if FLAGS.output:
-    link_base = os.path.dirname(os.path.abspath(os.path.expanduser(FLAGS.output)))
-  text, _ = build_report(paths, command_line(), link_base)
+  if not FLAGS.output:
+    text, _ = build_report(paths, command_line())
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return
+  link_base = os.path.dirname(os.path.abspath(os.path.expanduser(FLAGS.output)))
+  details = FLAGS.details or os.path.join(link_base, DETAILS)
+  check_writable(os.path.abspath(os.path.expanduser(details)), FLAGS.overwrite)
+  full, _ = build_report(paths, command_line(), os.path.dirname(os.path.abspath(
+      os.path.expanduser(details))))
+  written = [write_report(full, details, overwrite=FLAGS.overwrite)]
+  text, _ = build_report(paths, command_line(), link_base, make=results_index.index)
   sys.stdout.write(text)
-  if FLAGS.output:
-    path = write_report(text, FLAGS.output, overwrite=FLAGS.overwrite)
-    sys.stdout.write("\nWrote %s\n" % results_table.display_path(path))
+  written.append(write_report(text, FLAGS.output, overwrite=FLAGS.overwrite))
+  sys.stdout.write("\n" + "".join("Wrote %s\n" % results_table.display_path(p)
+                                   for p in written))
   sys.stdout.flush()
 
 

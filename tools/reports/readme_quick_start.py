@@ -3,15 +3,13 @@ r"""The README quick start's table: what `make train` (atari.gin on Pong) reache
   python -m tools.reports.readme_quick_start [--results_dir=results] [--readme=README.md] [--check]
 
 Rewrites README.md between BEGIN and END, and nothing else: one row per committed results
-folder trained with atari.gin alone (run_labels.config_of) on Pong, at every MILESTONE agent
-steps it passed, at the first point where its training average reached the config's stop
-target (TARGET), at each evaluated step and at its last point: agent steps, frames, training
-minutes (pauses between resumed parts left out, as ablation.read_curve counts them), the
-training average (last 100 episodes) and, at an evaluated step, the evaluation (eval.json
-or eval_at_<step>.json: mean, its standard error, the sample std, earlier-protocol
-evaluations marked); the run's
-machine note on its last row. archive/ is left out. --check: exit 1 with one line if the
-block is not what would be written.
+folder trained with atari.gin alone (run_labels.config_of) on Pong, at the first point where
+its training average reached the config's stop target (TARGET), at each evaluated step and at
+its last point: agent steps, frames, training minutes (pauses between resumed parts left out,
+as ablation.read_curve counts them), the training average (last 100 episodes) and, at an
+evaluated step, the evaluation (eval.json or eval_at_<step>.json: mean, its standard error,
+the sample std, earlier-protocol evaluations marked); the run's machine note on its last row.
+archive/ is left out. --check: exit 1 with one line if the block is not what would be written.
 """
 import glob
 import json
@@ -57,11 +55,11 @@ def evaluations(folder):
 
 def milestone_points(steps, returns, extra_steps=(), milestone=MILESTONE, target=TARGET):
   """Indices of the curve's points to show, in order, once each: the first point at or past
-  each multiple of `milestone`, the first whose return reaches `target`, the point nearest
-  to each of `extra_steps` (the evaluated steps) and the last."""
+  each multiple of `milestone` (none if None), the first whose return reaches `target`,
+  the point nearest to each of `extra_steps` (the evaluated steps) and the last."""
   keep, next_mark = set(), milestone
   for i, step in enumerate(steps):
-    if step >= next_mark:
+    if milestone is not None and step >= next_mark:
       keep.add(i)
       while next_mark <= step:
         next_mark += milestone
@@ -96,7 +94,7 @@ def run_rows(folder, name, note):
   at = {nearest(steps, step): evaluation for step, evaluation in evaluated.items()}
   reached = next((i for i, r in enumerate(curve.returns) if r >= TARGET), None)
   rows = []
-  for i in milestone_points(steps, curve.returns, evaluated):
+  for i in milestone_points(steps, curve.returns, evaluated, milestone=None):
     mark = " (**%g reached**)" % TARGET if i == reached else ""
     rows.append(["[%s](results/%s/)" % (name, name), rt.human_count(steps[i]),
                  rt.human_count(steps[i] * ablation.FRAMES_PER_STEP),
@@ -119,10 +117,10 @@ def block(results_dir):
   for name, folder, note in pong_reference_folders(results_dir):
     rows.extend(run_rows(folder, name, note))
   return "\n".join([
-      "Every committed run of `%s` on %s, one row every %s agent steps, where its training "
-      "average first reached %g and at its end (training minutes on 2 cores, pauses between "
+      "Every committed run of `%s` on %s: where its training average first reached %g, "
+      "where it was evaluated and at its end (training minutes on 2 cores, pauses between "
       "resumed parts left out; evaluations by the [protocol](docs/serving.md#evaluation)):" % (
-          CONFIG, GAME, rt.human_count(MILESTONE), TARGET), "",
+          CONFIG, GAME, TARGET), "",
       rt.markdown_table(["run", "agent steps", "frames", "training minutes",
                          "training average (last 100 episodes)", "evaluated", "machine"],
                         rows)])

@@ -76,18 +76,19 @@ def display_path(path):
   return path if rel.startswith("..") else rel
 
 
-def mean_std_se(evaluation, with_se=True):
+def mean_std_se(evaluation, with_se=True, decimals=1):
   """'mean ± sample std (s.e. x)' of an eval.json ('—' without a mean); without the
-  '(s.e. x)' if not `with_se` (the README's compact tables); marked where its episodes
-  replay a few games (evaluation.py's `replays`)."""
+  '(s.e. x)' if not `with_se` (the README's compact tables); mean and s.e. to `decimals`
+  places (2 in the README's headline, so that 17.97 is not read as 18); marked where its
+  episodes replay a few games (evaluation.py's `replays`)."""
   mean, std, _ = run_record.eval_stats(evaluation)
   if mean is None:
     return "—"
   if std is None:
-    return "%.1f" % mean
-  text = "%.1f ± %.1f" % (mean, std)
+    return "%.*f" % (decimals, mean)
+  text = "%.*f ± %.1f" % (decimals, mean, std)
   if with_se:
-    text += " (s.e. %.1f)" % run_record.standard_error(evaluation)
+    text += " (s.e. %.*f)" % (decimals, run_record.standard_error(evaluation))
   if evaluation.get("replays"):   # the s.e. assumes independent games; these repeat
     text += " (%s distinct of %s episodes: the policy replays games)" % (
         evaluation.get("distinct_episodes", "few"), evaluation.get("episodes", "?"))
@@ -279,7 +280,7 @@ def _apex_median_over(games):
 
 HEADLINE_RULE = (
     "Headline medians: one per algorithm, config, budget (the frames of the evaluated "
-    "policy) and evaluation protocol, each over the runs of the table above made with "
+    "policy) and evaluation protocol, each over the runs of the runs table made with "
     "exactly that config (not the archived runs below), never mixing budgets or protocols; "
     "a game with runs of several seeds there enters as their mean, one run per seed (of two "
     "runs of one seed, the longer), and every run it holds is named. Variants (a config "

@@ -17,7 +17,7 @@ class Paac(base.Algorithm):
   What the synchronous runner asks an on-policy algorithm for: `settings` (its gin
   namespace, read once), `make_model` (the actor-critic network), `make_optimizer`, `loss`
   (a plain function, update.loss's arguments) and `metric_names`. An on-policy algorithm of
-  the same network and optimizer subclasses it with its own `loss` (docs/algorithms.md).
+  the same network and optimizer subclasses it with its own `loss` (docs/extending.md).
   """
   name = "paac"
   runner = "sync"

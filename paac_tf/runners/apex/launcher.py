@@ -190,9 +190,9 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
     port: the replay server's port (None: a free one).
     checkpoint_replay: restore the replay from root_dir/replay_checkpoint on start and
       checkpoint it at the end, after the actors stopped (the whole replay content; sizes
-      and times per config measured in docs/failures.md). On by default: a resumed run
-      without it starts with an empty replay and waits for `learning_starts` new
-      transitions, its learner training on fresh data only. A missing or unreadable
+      and times per config measured in results/apex_capacity/README.md). On by default: a
+      resumed run without it starts with an empty replay and waits for `learning_starts`
+      new transitions, its learner training on fresh data only. A missing or unreadable
       checkpoint does not stop the run: the replay starts empty (`replay.start_server`).
     max_actor_restarts: actor restarts tolerated over the run before it fails.
     shutdown_grace_s: seconds actors get to exit after SIGTERM before SIGKILL.

@@ -154,5 +154,5 @@ def _check_reachable(address, timeout_s=10.0):
   except (OSError, ValueError) as e:
     raise errors.UserError(
         "No Ray cluster answers at %s (train_eval.ray_address): %s. Start one with `ray start "
-        "--head` (docs/apex.md#run-on-a-cluster), or leave ray_address unset for a Ray on "
+        "--head` (docs/apex-hosts.md#run-on-a-cluster), or leave ray_address unset for a Ray on "
         "this machine." % (address, e)) from None

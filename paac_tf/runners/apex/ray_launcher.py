@@ -34,7 +34,7 @@ Placement (`run_ray` bindings): by default learner and replay run on the node of
 command (where root_dir is) and the actors are spread over the cluster (SPREAD). Each
 role's Ray actor options (num_cpus, resources, scheduling_strategy, ...) can be set, e.g.
 a custom resource that only the learner's node offers ("apex_learner") and one that only
-the actor nodes offer ("apex_actor"); see docs/apex.md#run-on-a-cluster.
+the actor nodes offer ("apex_actor"); see docs/apex-hosts.md#run-on-a-cluster.
 
 Outputs are the local launcher's: root_dir/train (summaries, checkpoints), policies/,
 actors/actor_I (actor summaries), operative_config.gin; each written by the node that runs

@@ -23,17 +23,17 @@ address, and it has no authentication. Local runs only connect to 127.0.0.1, but
 is reachable from the network: on a shared network, firewall it. Multi-host runs need
 exactly this (actors and learner connect to HOST:PORT).
 
-Checkpoints: with --checkpoint_dir the server restores the newest checkpoint found there
-at start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every
+Checkpoints: with --checkpoint_dir the server restores the newest checkpoint found there at
+start (Reverb's DefaultCheckpointer, `reverb.checkpointers`), writes one every
 --checkpoint_interval_s seconds (0: never periodically) and one at a clean shutdown
 (SIGINT/SIGTERM). Without it, nothing is written to disk. A Reverb checkpoint holds the
-whole table contents (measured sizes and times per config: docs/failures.md). A checkpoint
-that cannot be restored (truncated, or tables of another configuration) is moved aside to
-<checkpoint_dir>.unreadable-<time> with an ERROR line saying why, and the replay starts
-empty; so does a missing one (an INFO line). Each checkpoint is a cycle of the durability
-marker (`durability.checkpoint`): actors keep what they wrote until a completed checkpoint
-holds it and write it again into a server restarted from an older one (`retention.py`);
-without periodic checkpoints the marker says so and actors keep nothing.
+whole table contents (measured sizes and times per config: results/apex_capacity/README.md).
+A checkpoint that cannot be restored (truncated, or tables of another configuration) is
+moved aside to <checkpoint_dir>.unreadable-<time> with an ERROR line saying why, and the
+replay starts empty; so does a missing one (an INFO line). Each checkpoint is a cycle of the
+durability marker (`durability.checkpoint`): actors keep what they wrote until a completed
+checkpoint holds it and write it again into a server restarted from an older one
+(`retention.py`); without periodic checkpoints the marker says so and actors keep nothing.
 
 Restarts: a server that dies (even SIGKILL) can be started again with the same command on
 the same port; actors and learner wait for it (`replay_client.wait_for_replay`, up to their
