@@ -30,6 +30,35 @@ class EpisodeWindow:
     return float(np.mean(self.lengths)) if self.lengths else float("nan")
 
 
+class WindowVariables(tf.Module):
+  """An `EpisodeWindow`'s episodes as checkpoint variables (returns, lengths, how many), so
+  that a resumed run averages over the whole window at once, not over the episodes since
+  the resume. The episode total is the checkpoint's `episodes` counter, not kept here."""
+
+  def __init__(self, size=100):
+    super().__init__(name="episode_window")
+    self.returns = tf.Variable(np.zeros(size, np.float64), name="returns")
+    self.lengths = tf.Variable(np.zeros(size, np.int64), name="lengths")
+    self.count = tf.Variable(0, dtype=tf.int64, name="count")
+
+  def store(self, window):
+    """Copies the last `size` episodes of `window` into the variables."""
+    size = int(self.returns.shape[0])
+    returns, lengths = list(window.returns)[-size:], list(window.lengths)[-size:]
+    pad = size - len(returns)
+    self.returns.assign(np.asarray(returns + [0.0] * pad, np.float64))
+    self.lengths.assign(np.asarray(lengths + [0] * pad, np.int64))
+    self.count.assign(tf_scalar(len(returns), np.int64))
+
+  def load(self, window):
+    """Replaces `window`'s episodes (not its total) by those stored."""
+    count = int(self.count.numpy())
+    window.returns.clear()
+    window.lengths.clear()
+    window.returns.extend(float(r) for r in self.returns.numpy()[:count])
+    window.lengths.extend(int(n) for n in self.lengths.numpy()[:count])
+
+
 def tf_scalar(value, dtype):
   """`value` as a numpy scalar of `dtype` (np.float32 or an integer type) for TensorFlow.
 

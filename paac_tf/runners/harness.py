@@ -11,8 +11,11 @@ The run directory holds train/ (run_config.json: `check_run_config` refuses to r
 run made with another configuration; summaries; checkpoints) and policies/<model>/<agent
 step>/ (the exports). A checkpoint holds the runner's trackables (the algorithm's network,
 optimizer, ...) beside the agent-step and episode counters, `agent_steps` and `episodes`
-(bookkeeping/cadence.py's `counters`; a checkpoint made before the counter was named
-`agent_steps` holds it as `env_steps` and restores all the same: checkpointing.RENAMED_KEYS).
+(bookkeeping/cadence.py's `counters`), and the last 100 episodes (`episode_window`: the
+training average goes on over the whole window after a resume). A checkpoint made before
+the counter was named `agent_steps` holds it as `env_steps` and restores all the same
+(checkpointing.RENAMED_KEYS); one made before `episode_window` restores with the window
+empty (checkpointing.ADDED_KEYS).
 """
 import os
 from typing import Optional
@@ -80,18 +83,22 @@ class Harness:
     self.root_dir = root_dir
     self.export_dir = export_dir(root_dir, env_name)
     self.agent_steps, self.episodes = cadence_lib.counters()
+    self.window = summaries.EpisodeWindow(100)
+    self.window_variables = summaries.WindowVariables(100)
     self.checkpointer = checkpointing.Checkpointer(
         train_dir(root_dir), max_to_keep=keep_checkpoints, **trackables,
-        agent_steps=self.agent_steps, episodes=self.episodes)
-    self.window = summaries.EpisodeWindow(100)
+        agent_steps=self.agent_steps, episodes=self.episodes,
+        episode_window=self.window_variables)
     self.export = training_exporter(root_dir, env_name, algorithm)
     self.cadence = None
 
   def restore(self):
     """Restores the latest checkpoint, if any (whether one was): the trackables, the
-    counters, and the episodes of the run before this process (`window.total`)."""
+    counters, the episodes of the run before this process (`window.total`) and the last
+    100 of them (the window's; a checkpoint made before it held them: none)."""
     restored = self.checkpointer.restore_latest()
     self.window.total = int(self.episodes.numpy())
+    self.window_variables.load(self.window)
     return restored
 
   @property
@@ -101,13 +108,16 @@ class Harness:
 
   def use_window(self, window):
     """Counts the episodes of `window` (a runner's own, e.g. the Ape-X actor reports')
-    instead of the harness's, from the restored total."""
+    instead of the harness's, from the restored total and episodes."""
     window.total = self.window.total
+    window.returns.extend(self.window.returns)
+    window.lengths.extend(self.window.lengths)
     self.window = window
 
   def save(self, at_steps):
     """The checkpoint of agent step `at_steps`, with the counters."""
     cadence_lib.assign_counters(self.agent_steps, self.episodes, at_steps, self.window.total)
+    self.window_variables.store(self.window)
     self.checkpointer.save(at_steps)
 
   def make_cadence(self, *, checkpoint_interval, export_interval, summary_interval,
