@@ -20,9 +20,10 @@ a second signal asked to hurry (`finish(..., hurry=True)`); the final checkpoint
 written (a new run stopped before its first update saves its step 0).
 
 Evaluation while training (`evaluate`, every `eval_interval` agent steps, and at the end
-unless a stop was requested): its Eval/* scalars against agent steps, `last_evaluation`
-and `eval_seconds` (the time spent evaluating, in the run's result). The active callbacks
-(bookkeeping/callbacks.py) hear of each update and each evaluation.
+of a process that got past its first evaluation, unless a stop was requested): its Eval/*
+scalars against agent steps, `last_evaluation` and `eval_seconds` (the time spent
+evaluating, in the run's result). The active callbacks (bookkeeping/callbacks.py) hear of
+each update and each evaluation.
 """
 import os
 import time
@@ -86,6 +87,7 @@ class Cadence:
     self.eval_interval = int(eval_interval) if evaluate and eval_interval else None
     self.next_eval = (next_multiple(start_steps, self.eval_interval)
                       if self.eval_interval else None)
+    self.first_eval = self.next_eval   # a shorter run (a smoke test) is not evaluated
     self.last_evaluation = None   # the result of this process's latest evaluation
     self.eval_seconds = 0.0       # the wall time its evaluations took
     self._window = None           # the episode window the summaries last saw
@@ -172,12 +174,14 @@ class Cadence:
   def finish(self, steps, updates, metrics, window, reason, hurry=False, **extras):
     """The end of the run: the episode metrics, the last checkpoint (unless this step's is
     saved), the final export (if an update ran in this process, and not `hurry`: a second
-    signal asked to skip what is optional) and the final evaluation (if an update ran in
-    this process since the last one, and no stop was requested: reason 'signal'); returns
+    signal asked to skip what is optional) and the final evaluation (if this process got
+    past its first evaluation, has not evaluated this step, and no stop was requested:
+    reason 'signal'); returns
     the RunResult."""
     self.writer.episode_metrics(window, updates, steps)
     evaluated = self.last_evaluation and self.last_evaluation["agent_steps"] == int(steps)
-    if self._evaluate and self.trained and reason != "signal" and not evaluated:
+    due = self.first_eval is not None and steps >= self.first_eval
+    if due and self.trained and reason != "signal" and not evaluated:
       self.evaluate(steps)
     self.writer.close()
     if self.saved_at != int(steps):

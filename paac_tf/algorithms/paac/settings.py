@@ -62,7 +62,8 @@ class PaacSettings:
     export_interval: agent steps between SavedModel exports (None: at the end only).
     eval_interval: agent steps between evaluations while training, by the evaluation
       protocol on a snapshot of the network (policies/training_evaluation.py; Eval/* in
-      TensorBoard and train/summaries.csv), and one at the end; None: no evaluation.
+      TensorBoard and train/summaries.csv), and one at the end of a run that got past the
+      first; None: no evaluation.
     eval_episodes: the episodes of each evaluation while training.
     stop_at_average_return: stop once the last 100 episodes average at least this, on
       `target_env_name` (bookkeeping/stop_target.py; recorded by `config.parse`).
