@@ -140,12 +140,8 @@ def train(gin_files: Union[str, Sequence[str]],
   root_dir = root_dirs.absolute(root_dir or default_root_dir(gin_files))
   started = time.monotonic()
   with signals.stop_on_signals() as stop, callbacks_lib.installed(callbacks):
-    result = _train(gin_files, bindings, root_dir, stop)
-    stopped_by_callback = callbacks_lib.stopped() and stop.signal_name is None
-    result = dataclasses.replace(
-        result, wall_time_s=round(time.monotonic() - started, 3),
-        reason="callback" if stopped_by_callback and result.reason == "signal"
-        else result.reason)
+    result = dataclasses.replace(_train(gin_files, bindings, root_dir, stop),
+                                 wall_time_s=round(time.monotonic() - started, 3))
     callbacks_lib.call("on_end", result)
   return result
 

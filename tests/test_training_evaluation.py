@@ -2,13 +2,18 @@
 CartPole runs (400 agent steps: 5 updates of n_e 16 x t_max 5, in-process)."""
 import csv
 import os
+import subprocess
+import sys
 
 import pytest
 
 import paac_tf
+from conftest import REPO
+
 from paac_tf import errors
 from paac_tf import plot
 from paac_tf.bookkeeping import callbacks
+from paac_tf.bookkeeping import last_stop
 from paac_tf.bookkeeping import run_result
 
 SHORT = {"train_eval.total_steps": 400, "paac.num_workers": 0,
@@ -94,6 +99,7 @@ def test_a_callback_stops_the_run_with_a_checkpoint_that_resumes(tmp_path):
   assert stopped.checkpoint == os.path.join(root, "train", "ckpt-160")
   assert stopped.policy_dir == os.path.join(root, "policies", "cartpole_v1", "160")
   assert "stopped by a callback at agent step 160" in stopped.summary()
+  assert last_stop.read(root)["reason"] == "callback"
   resumed = Recorder()
   finished = paac_tf.train("cartpole.gin", SHORT, root_dir=root, callbacks=[resumed])
   assert [u["agent_steps"] for u in resumed.updates] == [240, 320, 400]
@@ -125,3 +131,14 @@ def test_the_summary_of_a_run_without_episodes_or_export():
 def test_plot_of_a_directory_without_summaries_is_one_error(tmp_path):
   with pytest.raises(errors.UserError, match="summaries.csv not found: give a run directory"):
     plot.plot(str(tmp_path))
+
+
+def test_plot_without_matplotlib_is_one_error_line_and_status_2(tmp_path):
+  (tmp_path / "train").mkdir()
+  (tmp_path / "train" / "summaries.csv").write_text("step,wall_time,tag,value\n")
+  code = ("import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = ['plot', %r]; "
+          "runpy.run_module('paac_tf.plot', run_name='__main__')" % str(tmp_path))
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                        env=dict(os.environ, PYTHONPATH=REPO), timeout=120)
+  assert (proc.returncode, proc.stderr) == (
+      2, "error: plotting needs matplotlib: pip install 'paac_tf[plot]'.\n")

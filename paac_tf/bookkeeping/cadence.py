@@ -146,6 +146,8 @@ class Cadence:
     result = self._evaluate(int(steps))
     self.last_evaluation = result
     self.eval_seconds += float(result["wall_time_s"])
+    # Perf/steps_per_second stays training's speed: the evaluation's time is left out.
+    self._perf = (self._perf[0] + float(result["wall_time_s"]), self._perf[1])
     self.writer.evaluation(result)
     logging.info("Evaluation at agent step %d: %d episodes, mean return %.2f +- %.2f (std), "
                  "%.1f s.", steps, result["episodes"], result["mean"], result["std"],
@@ -184,6 +186,8 @@ class Cadence:
     if due and self.trained and reason != "signal" and not evaluated:
       self.evaluate(steps)
     self.writer.close()
+    if reason == "signal" and callbacks.stopped():
+      reason = "callback"   # the stop a callback requested (bookkeeping/callbacks.py)
     if self.saved_at != int(steps):
       self.save(steps, updates, metrics)
     if self.trained and not hurry:

@@ -20,7 +20,8 @@ class RunResult:
     episodes: episodes finished over the whole run.
     average_return: the average return of the last 100 episodes (nan before the first).
     reason: why training stopped: 'done' (total_steps reached), 'target' (the configured
-      average return reached) or 'signal' (SIGINT/SIGTERM).
+      average return reached), 'signal' (SIGINT/SIGTERM) or 'callback' (a callback of
+      `paac_tf.train` returned False).
     extras: what else the runner reports (Ape-X: replay and actor counts, ...).
     policy_dir: the run's newest exported SavedModel (`root_dir/policies/<model>/<version>`:
       the final export, or the newest one before it when this process exported none), or

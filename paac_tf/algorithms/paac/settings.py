@@ -19,7 +19,7 @@ from paac_tf.networks import torsos
 
 
 NAMESPACE = "paac"
-# atari.gin's evaluation cadence: 10 episodes every 1M agent steps (see docs/running.md,
+# atari.gin's evaluation cadence: 10 episodes every 1M agent steps (see docs/performance.md,
 # "Evaluation while training", for its measured cost).
 EVAL_INTERVAL = 1_000_000
 # Before this namespace: the runner's `paac_train.*` and the agent's `PaacAgent.*`.
