@@ -41,8 +41,10 @@ def plot(run_dir, output=None):
   """Draws the run's curves into `output` (default RUN_DIR/curve.png); returns its path."""
   path = summaries_csv(run_dir)
   try:
+    # Lazy: matplotlib is an optional extra; without it, one error line (below).
     import matplotlib  # pylint: disable=import-outside-toplevel
     matplotlib.use("Agg")
+    # Lazy as matplotlib, and after the backend is chosen (no display needed).
     from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
   except ImportError:
     raise errors.UserError("plotting needs matplotlib: pip install 'paac_tf[plot]'.") from None
