@@ -17,7 +17,7 @@ one above):
                                                       actors, learner)
   5  entry points: paac_tf (the public API), paac_tf.commands (Ape-X's process programs:
      apex_replay / apex_actor / apex_learner), paac_tf.train /
-     export / evaluate (`python -m` runs the command)
+     export / evaluate / plot (`python -m` runs the command)
   6  tools (the lab beside the package: benchmarks, reports, campaign, publishing,
      gen_build; not installed): it imports paac_tf, and nothing in paac_tf imports it
 The layers above 2 reach an algorithm only through the registry (by name, at run time).
