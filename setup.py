@@ -36,7 +36,10 @@ setup(
         "psutil",                 # `python -m tools.apex.benchmark`: process memory
     ],
     extras_require={
-        "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6"],
+        # nbclient and ipykernel execute examples/cartpole.ipynb (tests/test_notebook.py);
+        # ipython < 8.18 keeps the stack's typing_extensions 4.5 (TF 2.15's reference).
+        "dev": ["pytest", "pytest-timeout", "hypothesis", "ruff==0.17.6", "nbclient",
+                "nbformat", "ipykernel", "ipython<8.18"],
         # The tools' extra: figures, and the reports' aggregates with their bootstrap
         # intervals (tools/reports/aggregates.py). pandas < 3: rliable's dependency `arch`
         # does not work with pandas 3.

@@ -11,11 +11,13 @@ import datetime
 import difflib
 import inspect
 import os
+import time
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from absl import logging
 
 from paac_tf import errors
+from paac_tf.bookkeeping import callbacks as callbacks_lib
 from paac_tf.bookkeeping import root_dirs
 from paac_tf.bookkeeping import run_lock
 from paac_tf.bookkeeping import run_result
@@ -24,7 +26,8 @@ from paac_tf.bookkeeping import startup
 
 
 # What `train` returns: the run's result (`bookkeeping/run_result.py`: agent_steps, updates,
-# episodes, average_return, reason, policy_dir, metrics) with its root_dir and checkpoint.
+# episodes, average_return, reason, policy_dir, evaluation, metrics; `summary()`) with its
+# root_dir, checkpoint and wall time.
 # A stop (SIGINT/SIGTERM) before the training began (imports, configuration) ends the call at
 # once with reason 'signal', zero updates and episodes, and the agent step of the latest
 # checkpoint, if any.
@@ -95,7 +98,8 @@ def unknown_keywords(function, unknown, accepted):
 
 def train(gin_files: Union[str, Sequence[str]],
           bindings: Union[str, Sequence[str], Mapping[str, Any]] = (),
-          root_dir: Optional[str] = None, **unknown: Any) -> TrainResult:
+          root_dir: Optional[str] = None, callbacks: Sequence[Any] = (),
+          **unknown: Any) -> TrainResult:
   """Trains as `python -m paac_tf.train --gin_file=... --gin_bindings=... --root_dir=...`.
 
   Args:
@@ -107,6 +111,10 @@ def train(gin_files: Union[str, Sequence[str]],
       written as a gin literal: `bookkeeping/config.py`'s `gin_literal`).
     root_dir: run directory (default: runs/<config>-<timestamp>); an existing run there
       is resumed from its latest checkpoint.
+    callbacks: objects with any of `on_update(metrics)`, `on_evaluation(result)`,
+      `on_end(result)` (bookkeeping/callbacks.py); `on_update` or `on_evaluation`
+      returning False stops the run as a signal does, with a checkpoint (reason
+      'callback').
 
   Returns:
     A TrainResult. Each call starts from a clear gin configuration, so calls in one
@@ -119,14 +127,23 @@ def train(gin_files: Union[str, Sequence[str]],
       argument `train` does not take (`unknown`: one line naming the ones it takes).
   """
   if unknown:
-    raise unknown_keywords("paac_tf.train", unknown, ["gin_files", "bindings", "root_dir"])
+    raise unknown_keywords("paac_tf.train", unknown,
+                           ["gin_files", "bindings", "root_dir", "callbacks"])
   gin_files = [gin_files] if isinstance(gin_files, str) else list(gin_files)
   if not gin_files:
     raise errors.UserError("Give a config, e.g. paac_tf.train(['cartpole.gin']).")
+  try:
+    callbacks = callbacks_lib.check(callbacks)
+  except TypeError as e:
+    raise errors.UserError(str(e)) from None
   startup.quiet_tensorflow()
   root_dir = root_dirs.absolute(root_dir or default_root_dir(gin_files))
-  with signals.stop_on_signals() as stop:
-    return _train(gin_files, bindings, root_dir, stop)
+  started = time.monotonic()
+  with signals.stop_on_signals() as stop, callbacks_lib.installed(callbacks):
+    result = dataclasses.replace(_train(gin_files, bindings, root_dir, stop),
+                                 wall_time_s=round(time.monotonic() - started, 3))
+    callbacks_lib.call("on_end", result)
+  return result
 
 
 def _train(gin_files, bindings, root_dir, stop):

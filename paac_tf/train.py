@@ -94,6 +94,7 @@ def main(argv):
   stop = signals.current()
   lines = final_lines(result, stop.signal_name if stop else None,
                       command_line(sys.argv, result.root_dir))
+  lines[:0] = result.summary().splitlines()   # the run's summary (run_result.py) first
   logging.flush()
   sys.stderr.write("".join(line + "\n" for line in lines))
   # Everything is closed and saved: no teardown of TensorFlow (seconds) after the last line.

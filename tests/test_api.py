@@ -170,9 +170,9 @@ def test_unknown_keyword_is_one_user_error_line():
   with pytest.raises(errors.UserError) as raised:
     paac_tf.train("cartpole.gin", total_step=5)
   message = str(raised.value)
-  assert message == ("paac_tf.train() takes gin_files, bindings, root_dir; unknown keyword "
-                     "argument 'total_step' (did you mean bindings={'train_eval.total_steps': "
-                     "5}?).")
+  assert message == ("paac_tf.train() takes gin_files, bindings, root_dir, callbacks; unknown "
+                     "keyword argument 'total_step' (did you mean "
+                     "bindings={'train_eval.total_steps': 5}?).")
   with pytest.raises(errors.UserError, match=r"'root' \(did you mean root_dir='x'\?\)"):
     paac_tf.train("cartpole.gin", root="x")
   with pytest.raises(errors.UserError, match=r"arguments 'env' \(did you mean "

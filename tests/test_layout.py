@@ -17,7 +17,7 @@ one above):
                                                       actors, learner)
   5  entry points: paac_tf (the public API), paac_tf.commands (Ape-X's process programs:
      apex_replay / apex_actor / apex_learner), paac_tf.train /
-     export / evaluate (`python -m` runs the command)
+     export / evaluate / plot (`python -m` runs the command)
   6  tools (the lab beside the package, not installed; tools/README.md lists its commands):
      tools.reports, tools.bench, tools.apex, tools.campaign, tools.codegen and the readers
      they share (tools.events, tools.reference_scores); it imports paac_tf, and nothing in

@@ -9,6 +9,7 @@ from paac_tf.algorithms.paac import algorithm as algorithm_lib
 from paac_tf.algorithms.paac import settings as settings_lib
 from paac_tf.algorithms.paac import update
 from paac_tf.bookkeeping import checkpointing
+from paac_tf.bookkeeping import summaries
 from paac_tf.runners.sync import train_loop
 
 OBSERVATION = array_spec.ArraySpec((4,), np.float32)
@@ -133,3 +134,52 @@ def test_a_checkpoint_with_the_old_counter_name_restores(tmp_path):
   saved = {name.split("/")[0] for name, _ in tf.train.list_variables(
       checkpointing.latest_checkpoint(harness.train_dir(root_dir)))}
   assert "agent_steps" in saved and "env_steps" not in saved
+
+
+def test_a_resumed_run_averages_over_the_whole_episode_window(tmp_path):
+  """The 100-episode window is in the checkpoint (harness `episode_window`): a resume
+  averages over the episodes before it at once, not over those since the resume."""
+  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms import registry
+  from paac_tf.runners import harness
+  # pylint: enable=import-outside-toplevel
+  root_dir = str(tmp_path)
+  a = _agent(seed=1)
+  first = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=a.model,
+                          optimizer=a.optimizer, rng=a.rng)
+  first.restore()
+  first.window.add((float(r), 10 + r) for r in range(130))   # episodes 30..129 stay
+  first.save(500)
+
+  b = _agent(seed=2)
+  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=b.model,
+                            optimizer=b.optimizer, rng=b.rng)
+  resumed.restore()
+  assert resumed.window.total == 130 and len(resumed.window.returns) == 100
+  assert resumed.window.average_return == 79.5           # mean of 30..129
+  assert resumed.window.average_length == 89.5
+  resumed.window.add([(1000.0, 5)])                      # the window goes on: 31..129, 1000
+  assert resumed.window.average_return == (sum(range(31, 130)) + 1000) / 100
+  # A runner with its own window (the Ape-X learner's) takes the restored episodes too.
+  own = summaries.EpisodeWindow(100)
+  resumed.use_window(own)
+  assert own.total == 131 and own.average_return == resumed.window.average_return
+
+
+def test_a_checkpoint_without_the_episode_window_restores_with_it_empty(tmp_path):
+  """Checkpoints made before the window was stored (checkpointing.ADDED_KEYS) resume."""
+  # pylint: disable=import-outside-toplevel
+  from paac_tf.algorithms import registry
+  from paac_tf.runners import harness
+  # pylint: enable=import-outside-toplevel
+  root_dir = str(tmp_path)
+  a = _agent(seed=1)
+  checkpointing.Checkpointer(
+      harness.train_dir(root_dir), model=a.model, optimizer=a.optimizer, rng=a.rng,
+      agent_steps=tf.Variable(120, dtype=tf.int64), episodes=tf.Variable(9, dtype=tf.int64)
+  ).save(120)
+  b = _agent(seed=2)
+  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=b.model,
+                            optimizer=b.optimizer, rng=b.rng)
+  assert resumed.restore().endswith("ckpt-120")
+  assert resumed.window.total == 9 and not resumed.window.returns

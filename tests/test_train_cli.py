@@ -63,6 +63,19 @@ def test_pong_runs_2000_agent_steps_end_to_end(tmp_path):
     config = f.read()
   assert "paac.network = 'arch_nips'" in config
   assert "train_eval.env_name = 'Pong'" in config
+  # The run's summary (run_result.summary_lines), before the last two lines.
+  summary = proc.stderr.rstrip("\n").splitlines()[-10:-2]
+  policy = os.path.join(root, "policies", "pong", str(steps[-1]))
+  assert summary[0].startswith("Run summary: total_steps reached at agent step %d (%d "
+                               "updates, " % (steps[-1], steps[-1] // 160)), summary
+  assert summary[2:] == [
+      "  Evaluation: none in this run (paac.eval_interval).",
+      "  Curves:   tensorboard --logdir %s/train" % root,
+      "  Plot:     python -m paac_tf.plot %s" % root,
+      "  Policy:   %s" % policy,
+      "  Evaluate: python -m paac_tf.evaluate --policy_dir=%s" % policy,
+      "  GIF:      python -m paac_tf.evaluate --policy_dir=%s --record=best.gif "
+      "--output_dir=%s-gif" % (policy, policy)], summary
 
 
 @pytest.mark.timeout(600)

@@ -18,6 +18,12 @@ directory exists already is skipped. The final export is of what this process tr
 when no update ran (a stop during the start-up, a resumed run that had finished), none when
 a second signal asked to hurry (`finish(..., hurry=True)`); the final checkpoint is always
 written (a new run stopped before its first update saves its step 0).
+
+Evaluation while training (`evaluate`, every `eval_interval` agent steps, and at the end
+of a process that got past its first evaluation, unless a stop was requested): its Eval/*
+scalars against agent steps, `last_evaluation` and `eval_seconds` (the time spent
+evaluating, in the run's result). The active callbacks (bookkeeping/callbacks.py) hear of
+each update and each evaluation.
 """
 import os
 import time
@@ -26,6 +32,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from paac_tf.bookkeeping import callbacks
 from paac_tf.bookkeeping import health
 from paac_tf.bookkeeping import run_result
 from paac_tf.bookkeeping import summaries
@@ -55,11 +62,14 @@ class Cadence:
     network: the network whose weights must be finite before a checkpoint.
     finite_keys: the metrics that must be finite (a loss, the gradient norm).
     step_name: what an update is called in messages ('update', 'learner step').
+    evaluate: evaluate(steps) -> the result dict of an evaluation of the policy of agent
+      step `steps` (policies/training_evaluation.py), or None: no evaluation.
+    eval_interval: agent steps between evaluations (None: at the end only).
   """
 
   def __init__(self, root_dir, *, checkpoint_interval, export_interval, summary_interval,
                start_steps, saved, save, export, export_dir, network, finite_keys,
-               step_name="update"):
+               step_name="update", evaluate=None, eval_interval=None):
     self.writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
     self.summary_interval = int(summary_interval)
     self.checkpoint_interval = int(checkpoint_interval)
@@ -73,6 +83,14 @@ class Cadence:
     self._perf = (time.monotonic(), int(start_steps))
     self.trained = False   # whether an update ran in this process (after_update was called)
     self.policy_dir = None   # the newest export's version directory, once known
+    self._evaluate = evaluate
+    self.eval_interval = int(eval_interval) if evaluate and eval_interval else None
+    self.next_eval = (next_multiple(start_steps, self.eval_interval)
+                      if self.eval_interval else None)
+    self.first_eval = self.next_eval   # a shorter run (a smoke test) is not evaluated
+    self.last_evaluation = None   # the result of this process's latest evaluation
+    self.eval_seconds = 0.0       # the wall time its evaluations took
+    self._window = None           # the episode window the summaries last saw
 
   def start_clock(self, steps):
     """Starts the agent-steps-per-second clock at `steps` (when the loop starts stepping)."""
@@ -90,6 +108,7 @@ class Cadence:
   def summaries(self, metrics, updates, steps, window=None, steps_per_second=False):
     """Every `summary_interval` updates: the metrics (checked), the agent steps per second
     since the last such summary (`steps_per_second`), the episode metrics of `window`."""
+    self._window = window if window is not None else self._window
     if updates % self.summary_interval:
       return
     values = self.checked(metrics, updates)
@@ -102,14 +121,39 @@ class Cadence:
       self.writer.episode_metrics(window, updates, steps)
 
   def after_update(self, steps, updates, metrics):
-    """Saves a checkpoint and exports when due (`steps` past the next multiple)."""
+    """Tells the callbacks; saves a checkpoint, exports and evaluates when due (`steps`
+    past the next multiple)."""
     self.trained = True
+    if callbacks.active():
+      values = {k: float(v) for k, v in (metrics or {}).items()}
+      values.update(agent_steps=int(steps), updates=int(updates))
+      if self._window is not None and self._window.returns:
+        values["average_return"] = self._window.average_return
+      callbacks.call("on_update", values)
     if steps >= self.next_checkpoint:
       self.save(steps, updates, metrics)
       self.next_checkpoint = next_multiple(steps, self.checkpoint_interval)
     if self.next_export is not None and steps >= self.next_export:
       self.export(steps)
       self.next_export = next_multiple(steps, self.export_interval)
+    if self.next_eval is not None and steps >= self.next_eval:
+      self.evaluate(steps)
+      self.next_eval = next_multiple(steps, self.eval_interval)
+
+  def evaluate(self, steps):
+    """Evaluates the policy of agent step `steps`: Eval/* summaries, `last_evaluation`,
+    the callbacks' `on_evaluation`."""
+    result = self._evaluate(int(steps))
+    self.last_evaluation = result
+    self.eval_seconds += float(result["wall_time_s"])
+    # Perf/steps_per_second stays training's speed: the evaluation's time is left out.
+    self._perf = (self._perf[0] + float(result["wall_time_s"]), self._perf[1])
+    self.writer.evaluation(result)
+    logging.info("Evaluation at agent step %d: %d episodes, mean return %.2f +- %.2f (std), "
+                 "%.1f s.", steps, result["episodes"], result["mean"], result["std"],
+                 result["wall_time_s"])
+    callbacks.call("on_evaluation", result)
+    return result
 
   def save(self, steps, updates, metrics):
     """The checkpoint of agent step `steps`, once the metrics and weights are finite."""
@@ -132,16 +176,27 @@ class Cadence:
   def finish(self, steps, updates, metrics, window, reason, hurry=False, **extras):
     """The end of the run: the episode metrics, the last checkpoint (unless this step's is
     saved), the final export (if an update ran in this process, and not `hurry`: a second
-    signal asked to skip what is optional); returns the RunResult."""
+    signal asked to skip what is optional) and the final evaluation (if this process got
+    past its first evaluation, has not evaluated this step, and no stop was requested:
+    reason 'signal'); returns
+    the RunResult."""
     self.writer.episode_metrics(window, updates, steps)
+    evaluated = self.last_evaluation and self.last_evaluation["agent_steps"] == int(steps)
+    due = self.first_eval is not None and steps >= self.first_eval
+    if due and self.trained and reason != "signal" and not evaluated:
+      self.evaluate(steps)
     self.writer.close()
+    if reason == "signal" and callbacks.stopped():
+      reason = "callback"   # the stop a callback requested (bookkeeping/callbacks.py)
     if self.saved_at != int(steps):
       self.save(steps, updates, metrics)
     if self.trained and not hurry:
       self.export(steps)
     return RunResult(agent_steps=int(steps), updates=int(updates), episodes=int(window.total),
                      average_return=window.average_return, reason=reason, extras=extras,
-                     policy_dir=self.policy_dir or newest_version(self.export_dir))
+                     policy_dir=self.policy_dir or newest_version(self.export_dir),
+                     episodes_averaged=len(window.returns), evaluation=self.last_evaluation,
+                     eval_seconds=round(self.eval_seconds, 3))
 
 
 def newest_version(export_dir):

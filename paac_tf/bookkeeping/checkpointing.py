@@ -29,6 +29,9 @@ RUN_CONFIG = "run_config.json"
 # Trackables renamed since runs were checkpointed: {name now: name in older checkpoints}. A
 # checkpoint that holds the old name and not the new one restores under the old name.
 RENAMED_KEYS = {"agent_steps": "env_steps"}
+# Trackables added since runs were checkpointed: a checkpoint without one restores the others
+# and leaves it as it was made (`episode_window`: the window starts empty, as it did before).
+ADDED_KEYS = ("episode_window",)
 
 
 def check_run_config(directory, run_config):
@@ -160,11 +163,13 @@ class Checkpointer:
 
   def _reader(self, path):
     """The tf.train.Checkpoint that restores `path`: this one, or for a checkpoint saved
-    before a trackable was renamed (`RENAMED_KEYS`), one holding it under its old name."""
+    before a trackable was renamed (`RENAMED_KEYS`), one holding it under its old name and
+    without those added since (`ADDED_KEYS`)."""
     saved = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
     renamed = {RENAMED_KEYS.get(key, key) if key not in saved else key: trackable
-               for key, trackable in self.trackables.items()}
-    if set(renamed) == set(self.trackables):
+               for key, trackable in self.trackables.items()
+               if key in saved or key not in ADDED_KEYS}
+    if renamed.keys() == self.trackables.keys():
       return self.checkpoint
     return tf.train.Checkpoint(**renamed)
 

@@ -20,8 +20,8 @@ def now():
 
 
 def record(result, started, ended):
-  """The record of a process's RunResult `result` (reason 'done', 'target' or 'signal');
-  `started` and `ended` are the process's training start and end (`now()`)."""
+  """The record of a process's RunResult `result` (reason 'done', 'target', 'signal' or
+  'callback'); `started` and `ended` are the process's training start and end (`now()`)."""
   average = float(result.average_return)
   return {"reason": result.reason, "agent_steps": int(result.agent_steps),
           "updates": int(result.updates), "episodes": int(result.episodes),

@@ -11,8 +11,11 @@ The run directory holds train/ (run_config.json: `check_run_config` refuses to r
 run made with another configuration; summaries; checkpoints) and policies/<model>/<agent
 step>/ (the exports). A checkpoint holds the runner's trackables (the algorithm's network,
 optimizer, ...) beside the agent-step and episode counters, `agent_steps` and `episodes`
-(bookkeeping/cadence.py's `counters`; a checkpoint made before the counter was named
-`agent_steps` holds it as `env_steps` and restores all the same: checkpointing.RENAMED_KEYS).
+(bookkeeping/cadence.py's `counters`), and the last 100 episodes (`episode_window`: the
+training average goes on over the whole window after a resume). A checkpoint made before
+the counter was named `agent_steps` holds it as `env_steps` and restores all the same
+(checkpointing.RENAMED_KEYS); one made before `episode_window` restores with the window
+empty (checkpointing.ADDED_KEYS).
 """
 import os
 from typing import Optional
@@ -22,6 +25,7 @@ import gin
 from paac_tf import errors
 from paac_tf.policies import run_settings
 from paac_tf.policies import saved_model
+from paac_tf.policies import training_evaluation
 from paac_tf.bookkeeping import cadence as cadence_lib
 from paac_tf.bookkeeping import checkpointing
 from paac_tf.bookkeeping import checks
@@ -57,6 +61,7 @@ def training_exporter(root_dir, env_name, algorithm, greedy: OptionalBool = None
       `export_greedy`).
   """
   base = export_dir(root_dir, env_name)
+  greedy = algorithm.export_greedy if greedy is None else bool(greedy)
 
   def export(model, observation_spec, step, **metadata):
     run_config = {}
@@ -69,6 +74,7 @@ def training_exporter(root_dir, env_name, algorithm, greedy: OptionalBool = None
     return saved_model.save_policy(algorithm, model, observation_spec, base, step, metadata,
                                    greedy=greedy)
 
+  export.greedy = greedy   # how the exports act (the evaluation while training acts so)
   return export
 
 
@@ -80,18 +86,33 @@ class Harness:
     self.root_dir = root_dir
     self.export_dir = export_dir(root_dir, env_name)
     self.agent_steps, self.episodes = cadence_lib.counters()
+    self.window = summaries.EpisodeWindow(100)
+    self.window_variables = summaries.WindowVariables(100)
     self.checkpointer = checkpointing.Checkpointer(
         train_dir(root_dir), max_to_keep=keep_checkpoints, **trackables,
-        agent_steps=self.agent_steps, episodes=self.episodes)
-    self.window = summaries.EpisodeWindow(100)
+        agent_steps=self.agent_steps, episodes=self.episodes,
+        episode_window=self.window_variables)
     self.export = training_exporter(root_dir, env_name, algorithm)
+    self.env_name, self.algorithm = env_name, algorithm
     self.cadence = None
+
+  def evaluator(self, make_model, observation_spec, episodes):
+    """An evaluation of `episodes` episodes by the protocol, acting as the exports do, on a
+    snapshot (a network from `make_model()` with the weights copied):
+    evaluator(network, agent_steps) -> its result (policies/training_evaluation.py)."""
+    preprocessing = run_settings.preprocessing_metadata(self.env_name,
+                                                        gin.operative_config_str())
+    return training_evaluation.TrainingEvaluator(
+        self.algorithm, self.env_name, observation_spec, make_model, episodes,
+        greedy=self.export.greedy, preprocessing=preprocessing)
 
   def restore(self):
     """Restores the latest checkpoint, if any (whether one was): the trackables, the
-    counters, and the episodes of the run before this process (`window.total`)."""
+    counters, the episodes of the run before this process (`window.total`) and the last
+    100 of them (the window's; a checkpoint made before it held them: none)."""
     restored = self.checkpointer.restore_latest()
     self.window.total = int(self.episodes.numpy())
+    self.window_variables.load(self.window)
     return restored
 
   @property
@@ -101,24 +122,31 @@ class Harness:
 
   def use_window(self, window):
     """Counts the episodes of `window` (a runner's own, e.g. the Ape-X actor reports')
-    instead of the harness's, from the restored total."""
+    instead of the harness's, from the restored total and episodes."""
     window.total = self.window.total
+    window.returns.extend(self.window.returns)
+    window.lengths.extend(self.window.lengths)
     self.window = window
 
   def save(self, at_steps):
     """The checkpoint of agent step `at_steps`, with the counters."""
     cadence_lib.assign_counters(self.agent_steps, self.episodes, at_steps, self.window.total)
+    self.window_variables.store(self.window)
     self.checkpointer.save(at_steps)
 
   def make_cadence(self, *, checkpoint_interval, export_interval, summary_interval,
-                   start_steps, export, network, finite_keys, step_name="update", save=None):
+                   start_steps, export, network, finite_keys, step_name="update", save=None,
+                   evaluate=None, eval_interval=None):
     """The run's `cadence.Cadence`: `export(steps)` exports the policy of agent step
-    `steps` (usually through `self.export`), `save` (default `self.save`) checkpoints it."""
+    `steps` (usually through `self.export`), `save` (default `self.save`) checkpoints it,
+    `evaluate(steps)` (None: none) evaluates it every `eval_interval` agent steps and at
+    the end (usually `self.evaluator`'s, on `network`)."""
     # saved: a new run stopped before its first update still saves its step 0.
     self.cadence = cadence_lib.Cadence(
         self.root_dir, checkpoint_interval=checkpoint_interval,
         export_interval=export_interval, summary_interval=summary_interval,
         start_steps=start_steps, saved=self.checkpointer.manager.latest_checkpoint is not None,
         save=save or self.save, export=export, export_dir=self.export_dir, network=network,
-        finite_keys=finite_keys, step_name=step_name)
+        finite_keys=finite_keys, step_name=step_name, evaluate=evaluate,
+        eval_interval=eval_interval)
     return self.cadence

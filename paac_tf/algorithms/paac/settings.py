@@ -19,6 +19,9 @@ from paac_tf.networks import torsos
 
 
 NAMESPACE = "paac"
+# atari.gin's evaluation cadence: 10 episodes every 1M agent steps (see docs/performance.md,
+# "Evaluation while training", for its measured cost).
+EVAL_INTERVAL = 1_000_000
 # Before this namespace: the runner's `paac_train.*` and the agent's `PaacAgent.*`.
 config.moved(("paac_train", "PaacAgent"), NAMESPACE)
 config.removed(("paac_train", "PaacAgent", NAMESPACE), "overlap_learner",
@@ -57,6 +60,11 @@ class PaacSettings:
     keep_checkpoints: the newest checkpoints kept (older ones are deleted).
     summary_interval: updates between summaries.
     export_interval: agent steps between SavedModel exports (None: at the end only).
+    eval_interval: agent steps between evaluations while training, by the evaluation
+      protocol on a snapshot of the network (policies/training_evaluation.py; Eval/* in
+      TensorBoard and train/summaries.csv), and one at the end of a run that got past the
+      first; None: no evaluation.
+    eval_episodes: the episodes of each evaluation while training.
     stop_at_average_return: stop once the last 100 episodes average at least this, on
       `target_env_name` (bookkeeping/stop_target.py; recorded by `config.parse`).
     target_env_name: the environment `stop_at_average_return` is for (None: this run's);
@@ -84,6 +92,8 @@ class PaacSettings:
   keep_checkpoints: checks.Count = 3
   summary_interval: checks.Count = 20
   export_interval: checks.OptionalCount = None
+  eval_interval: checks.OptionalCount = EVAL_INTERVAL
+  eval_episodes: checks.Count = 10
   stop_at_average_return: checks.OptionalNumber = None
   target_env_name: stop_target.TargetEnvName = None
   precision: checks.one_of(precision_lib.PRECISIONS) = "float32"
