@@ -1,5 +1,6 @@
 """`python -m paac_tf.train` end to end, as a user runs it (real processes, real envs)."""
 import glob
+import json
 import os
 import shlex
 import shutil
@@ -187,6 +188,28 @@ def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
   assert [n for n in TF_NOISE if n in quiet.stderr + quiet.stdout] == []
   assert "cpu_feature_guard" in verbose.stderr, verbose.stderr[-2000:]
   assert "Gym has been unmaintained" not in verbose.stderr   # tf-agents' gym stays quiet
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.system   # a run of the example: `make test-system`
+def test_the_tf_agents_example_and_the_tools_start_quietly_unless_asked_for():
+  """examples/tf_agents_cartpole.py (which imports tf-agents before anything of paac_tf) and
+  a tool that loads TensorFlow (`python -m tools.config_reference --check`) print none of
+  TensorFlow's C++ start-up lines nor the old gym's notice; a user's own
+  TF_CPP_MIN_LOG_LEVEL=0 is kept."""
+  example = [sys.executable, os.path.join(REPO, "examples", "tf_agents_cartpole.py"),
+             "--batched", "--max_iterations", "1"]
+  tool = [sys.executable, "-m", "tools.config_reference", "--check"]
+  env = _user_env(PYTHONPATH=REPO)
+  for args in (example, tool):
+    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [n for n in TF_NOISE if n in proc.stderr + proc.stdout] == [], proc.stderr[:3000]
+    if args is example:   # it ran: its last line is its result
+      assert json.loads(proc.stdout.strip().splitlines()[-1])["updates"] == 1, proc.stdout
+  own = subprocess.run(tool, cwd=REPO, env=_user_env(PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="0"),
+                       capture_output=True, text=True, timeout=300)
+  assert own.returncode == 0 and "cpu_feature_guard" in own.stderr, own.stderr[-2000:]
 
 
 def _expect_user_error(proc, *fragments):
