@@ -23,17 +23,27 @@ import json
 import time
 
 from absl import flags
-from tf_agents.drivers import dynamic_step_driver
-from tf_agents.environments import batched_py_environment
-from tf_agents.environments import parallel_py_environment
-from tf_agents.environments import tf_py_environment
-from tf_agents.metrics import tf_metrics
-from tf_agents.replay_buffers import tf_uniform_replay_buffer
-from tf_agents.system import system_multiprocessing
-from tf_agents.utils import common
 
-from paac_tf.algorithms.paac import PaacTFAgent
-from paac_tf.envs import gym_adapter
+from paac_tf.bookkeeping import startup
+
+# Before TensorFlow and tf-agents load: no C++ start-up lines (cuDNN/cuFFT/cuBLAS
+# registration errors, CPU features, TensorRT) unless TF_CPP_MIN_LOG_LEVEL or
+# PAAC_TF_VERBOSE_TF says otherwise, and no notice of the old gym package tf-agents imports.
+startup.quiet_tensorflow()
+startup.import_old_gym_quietly()
+
+# pylint: disable=wrong-import-position
+from tf_agents.drivers import dynamic_step_driver  # noqa: E402
+from tf_agents.environments import batched_py_environment  # noqa: E402
+from tf_agents.environments import parallel_py_environment  # noqa: E402
+from tf_agents.environments import tf_py_environment  # noqa: E402
+from tf_agents.metrics import tf_metrics  # noqa: E402
+from tf_agents.replay_buffers import tf_uniform_replay_buffer  # noqa: E402
+from tf_agents.system import system_multiprocessing  # noqa: E402
+from tf_agents.utils import common  # noqa: E402
+
+from paac_tf.algorithms.paac import PaacTFAgent  # noqa: E402
+from paac_tf.envs import gym_adapter  # noqa: E402
 
 # configs/cartpole.gin's paac.* settings of the optimizer and the loss.
 PAAC_SETTINGS = dict(learning_rate=0.03, rmsprop_decay=0.99, rmsprop_epsilon=0.1,

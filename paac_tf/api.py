@@ -45,14 +45,7 @@ def newest_export(root_dir: str) -> Optional[str]:
   """The SavedModel version directory of `root_dir/policies` with the highest version (the
   newest export of a run), or None: for a call stopped before its run began (a run's result
   carries its own `policy_dir`)."""
-  base = os.path.join(root_dir, "policies")
-  found = []
-  for model in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-    for version in os.listdir(os.path.join(base, model)):
-      path = os.path.join(base, model, version)
-      if version.isdigit() and os.path.isfile(os.path.join(path, "saved_model.pb")):
-        found.append((int(version), path))
-  return max(found)[1] if found else None
+  return root_dirs.newest_export(root_dir)
 
 
 def _train_eval_parameters():
@@ -222,8 +215,7 @@ def load_policy(path: str) -> Policy:
   startup.quiet_tensorflow()
   # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
   from paac_tf.policies import loading  # pylint: disable=import-outside-toplevel
-  run_export = newest_export(path) if path and os.path.isdir(path) else None
-  return Policy(loading.LoadedPolicy(loading.resolve_policy_dir(run_export or path)))
+  return Policy(loading.LoadedPolicy(loading.resolve_policy_dir(path)))
 
 
 def make_env(name: str, num_envs: int = 1, num_workers: int = 0, seed: int = 0,

@@ -4,7 +4,8 @@ r"""Evaluates an exported policy (a SavedModel) under the papers' protocol.
 
 The policy is loaded with `tf.saved_model.load` alone and run through its
 `serving_default` signature; the training code's model is not used. `--policy_dir` may
-also be a model directory (`.../policies/pong`): its highest version is evaluated.
+also be a model directory (`.../policies/pong`): its highest version is evaluated; or a
+run directory (`runs/X`): its newest export.
 The protocol (30 no-op starts, whole games, unclipped scores, a fixed share of the
 episodes per environment, epsilon): `paac_tf/policies/evaluation.py`.
 
@@ -28,8 +29,8 @@ from paac_tf.policies import evaluation  # noqa: E402
 
 
 def _define_flags():
-  flags.DEFINE_string("policy_dir", None, "SavedModel version directory, or a model directory "
-                      "(its highest version is used).")
+  flags.DEFINE_string("policy_dir", None, "SavedModel version directory, a model directory "
+                      "(its highest version is used) or a run directory (its newest export).")
   flags.DEFINE_integer("episodes", 30, "Number of whole episodes to evaluate.")
   flags.DEFINE_float("epsilon", None, "Probability of a uniformly random action (default: "
                      "0.001 for greedy Ape-X policies, 0 otherwise).")

@@ -3,7 +3,11 @@ r"""Trains an agent: `python -m paac_tf.train --gin_file=atari.gin [--gin_bindin
 The user-facing gin contract, for every algorithm's config:
   train_eval.env_name    the Atari game or gymnasium id
   train_eval.total_steps agent steps (one agent step = frameskip frames on Atari)
-  train_eval.algorithm   'paac' or 'apex'
+  train_eval.algorithm   a registered algorithm: {algorithms}
+Every setting of a config, its value there, meaning and default: `python -m paac_tf.train
+--gin_file=cartpole.gin --list_settings` (exits without training); all of them:
+docs/configuration.md. A binding of no setting is refused, naming the closest ones.
+
 Outputs under --root_dir (default: a new folder under runs/): train/ (TensorBoard
 summaries, checkpoints), policies/ (SavedModels), operative_config.gin, last_stop.json (why
 the last process stopped). Rerunning with the same --root_dir resumes from its latest
@@ -57,6 +61,11 @@ from absl import logging  # noqa: E402
 
 from paac_tf import api  # noqa: E402
 from paac_tf import errors  # noqa: E402
+from paac_tf.algorithms import registry  # noqa: E402
+from paac_tf.bookkeeping import startup  # noqa: E402
+
+# --help prints this docstring: the algorithms as the registry names them.
+__doc__ = __doc__.replace("{algorithms}", ", ".join(repr(n) for n in registry.names()))
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("gin_file", [],
@@ -64,6 +73,9 @@ flags.DEFINE_multi_string("gin_file", [],
 flags.DEFINE_multi_string("gin_bindings", [],
                           "Gin bindings, e.g. 'train_eval.env_name=\"Breakout\"'.")
 flags.DEFINE_string("root_dir", None, "Run directory (default: runs/<config>-<timestamp>).")
+flags.DEFINE_boolean("list_settings", False,
+                     "Print every gin setting of the --gin_file config (with --gin_bindings): "
+                     "its value, meaning, default and what it allows; then exit, no training.")
 
 
 def final_lines(result, signal_name, command):
@@ -86,10 +98,45 @@ def final_lines(result, signal_name, command):
   return lines
 
 
+def settings_lines(gin_files, bindings):
+  """What --list_settings prints: the settings of the configuration `gin_files` and
+  `bindings` make, with their values there (`setting_docs.listing`), all but those of the
+  algorithms and runners the configuration does not train with."""
+  startup.quiet_tensorflow()
+  # Lazy: TensorFlow is imported by the runners, after quiet_tensorflow.
+  # pylint: disable=import-outside-toplevel
+  import gin
+  from paac_tf.bookkeeping import config
+  from paac_tf.bookkeeping import setting_docs
+  from paac_tf.runners import dispatch
+  from paac_tf.runners import train_eval
+  # pylint: enable=import-outside-toplevel
+  train_eval.load_configurables()
+  gin.clear_config()
+  config.parse(gin_files, bindings)
+  name = config.configured("train_eval.algorithm", registry.DEFAULT)
+  algorithm = registry.get(name)
+  own = {setting_docs.group_of(type(algorithm).__module__),
+         setting_docs.group_of(dispatch.runner_of(algorithm).__name__)}
+  shared = [c for c in setting_docs.configurables()
+            if c.group.partition(".")[0] not in ("algorithms", "runners") or
+            "." not in c.group or c.group in own]
+  count = sum(len(c.settings) for c in shared)
+  return ["The %d settings of %s for %s (train_eval.algorithm = %r): the value in force, its "
+          "meaning, the default where the value is another, what it allows. Bind one with "
+          "--gin_bindings='paac.num_envs=16'; other algorithms' settings: "
+          "docs/configuration.md." % (count, " ".join(gin_files), algorithm.display_name, name)
+          ] + setting_docs.listing(shared)
+
+
 def main(argv):
   errors.refuse_arguments(argv)
   if not FLAGS.gin_file:
     raise errors.UserError("Give a config with --gin_file, e.g. --gin_file=atari.gin.")
+  if FLAGS.list_settings:
+    sys.stdout.write("".join(line + "\n" for line in settings_lines(FLAGS.gin_file,
+                                                                     FLAGS.gin_bindings)))
+    errors.exit_now(0)
   result = api.train(FLAGS.gin_file, FLAGS.gin_bindings, root_dir=FLAGS.root_dir)
   stop = signals.current()
   lines = final_lines(result, stop.signal_name if stop else None,

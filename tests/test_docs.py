@@ -11,6 +11,8 @@ the modules and scripts of `python -m paac_tf...` / `python -m tools...` /
 import glob
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -147,3 +149,44 @@ def test_tools_index_lists_every_command():
   assert len(commands) > 20, commands          # the walk found the sub-packages
   missing = [m for m in commands if m not in listed]
   assert not missing, "tools/README.md lists no line for %s" % missing
+
+
+def _readme_script():
+  """The README's From-Python script, and the output its closing comment states: its `# `
+  lines, each without a note after three spaces ('   (printed by a run here; ...)')."""
+  text = _read(README)
+  script = re.search(r"```python\n(.*?)```", text[text.index("## From Python"):], re.S).group(1)
+  stated = [line[2:].split("   (")[0] for line in script.splitlines() if line.startswith("# ")]
+  return script, stated
+
+
+def test_the_readme_scripts_stated_output_is_what_it_prints_in_form():
+  """Each stated line is one the script's prints write: the run's reason, its agent steps (a
+  multiple of the n_e 16 x t_max 5 = 80 of an update of cartpole.gin) and its average."""
+  script, stated = _readme_script()
+  assert len(stated) == 2, stated
+  run = re.fullmatch(r"target (\d+) agent steps, average return (\d+\.\d)", stated[0])
+  assert run and int(run.group(1)) % 80 == 0 and float(run.group(2)) >= 475.0, stated[0]
+  assert stated[1] == "one episode of the exported policy: return 500"
+  assert 'print(result.reason, result.agent_steps, "agent steps, average return %.1f"' in script
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.system   # CartPole trained to its target: `make test-system`
+def test_the_readme_script_prints_the_output_it_states(tmp_path):
+  """The README's script as a user copies it (unchanged, in a fresh directory): it prints
+  the lines its comment states; only the agent steps at which the target is met vary (the
+  environments step in worker processes), and the average is at least the target's 475."""
+  script, stated = _readme_script()
+  path = tmp_path / "readme_script.py"
+  path.write_text(script)
+  proc = subprocess.run([sys.executable, str(path)], cwd=str(tmp_path), capture_output=True,
+                        text=True, timeout=1100, env=dict(os.environ, PYTHONPATH=REPO))
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  printed = proc.stdout.strip().splitlines()
+  assert len(printed) == len(stated), (printed, stated)
+  pattern = r"target (\d+) agent steps, average return (\d+\.\d)"
+  run, claim = re.fullmatch(pattern, printed[0]), re.fullmatch(pattern, stated[0])
+  assert run and claim, (printed, stated)
+  assert int(run.group(1)) % 80 == 0 and float(run.group(2)) >= 475.0, printed[0]
+  assert printed[1:] == stated[1:]

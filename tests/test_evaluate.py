@@ -8,6 +8,7 @@ from tf_agents.specs import array_spec
 from tf_agents.trajectories import time_step as ts
 
 from conftest import run_module
+import paac_tf
 from paac_tf import errors
 from paac_tf.algorithms import registry
 from paac_tf.networks import actor_critic
@@ -182,6 +183,23 @@ def test_atari_noop_protocol_frame_cap_and_gif(tmp_path):
     assert gif.size == (252, 252) and gif.n_frames > 1
 
 
+def test_no_replay_warning_when_every_episode_ends_at_the_time_cap(tmp_path):
+  """Pong cut after 40 frames: every game ends at the cap with score 0 after 10 agent steps,
+  the same (score, length) each time, which is the cap's doing, not the same game replayed
+  (as CartPole-v1's 500 steps for a policy that keeps the pole up)."""
+  model = actor_critic.build_actor_critic(6, ATARI_SPEC, torso="arch_nips")
+  path = saved_model.save_policy(PAAC, model, ATARI_SPEC, str(tmp_path / "pong"), 1,
+                                 {"env_name": "Pong", "train_step": 1,
+                                  "preprocessing": {"atari_backend": "vector"}})
+  summary = evaluation.evaluate(path, episodes=4, num_envs=2, max_episode_frames=40,
+                                verbose=False)
+  assert summary["lengths"] == [10] * 4 and summary["returns"] == [0.0] * 4
+  assert summary["capped"] == [True] * 4 and summary["capped_episodes"] == 4
+  assert summary["distinct_episodes"] == 1
+  assert not summary["replays"] and summary["replay_warning"] is None
+  assert "\nwarning:" not in evaluation.format_summary(summary)
+
+
 def test_fire_assist_as_trained_or_the_policys_own_actions(tmp_path):
   """A policy trained with fire_reset is evaluated with the FIRE assist by default and with
   its own actions only on request; eval.json says which (the env's presses_fire)."""
@@ -222,6 +240,28 @@ def test_a_game_without_fire_was_not_assisted_in_training(tmp_path):
   assert evaluation.trained_with_fire("Breakout", {"fire_reset": True})
   assert not evaluation.trained_with_fire("Breakout", {})
   assert not evaluation.trained_with_fire("CartPole-v1", {"fire_reset": True})
+
+
+def test_cli_and_load_policy_take_a_run_directory(tmp_path):
+  """A run directory (root_dir/policies/<model>/<version>): its newest export, for
+  `python -m paac_tf.evaluate --policy_dir` and `paac_tf.load_policy` alike."""
+  model = actor_critic.build_actor_critic(2, CARTPOLE_SPEC, torso="mlp", mlp_units=(8,))
+  run = tmp_path / "run"
+  base = str(run / "policies" / "cartpole_v1")
+  for step in (80, 400, 160):
+    newest = saved_model.save_policy(PAAC, model, CARTPOLE_SPEC, base, step,
+                                     {"env_name": "CartPole-v1", "train_step": step},
+                                     greedy=True)
+    if step == 400:
+      expected = newest
+  assert loading.resolve_policy_dir(str(run)) == expected
+  assert paac_tf.load_policy(str(run)).policy_dir == expected
+  proc = run_module("paac_tf.evaluate", "--policy_dir=%s" % run, "--episodes=2", timeout=240)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "CartPole-v1: 2 episodes, mean" in proc.stdout
+  with open(os.path.join(expected + "-eval", "eval.json")) as f:
+    written = json.load(f)
+  assert (written["policy_dir"], written["train_step"]) == (expected, 400)
 
 
 def test_bad_policy_dirs(tmp_path):

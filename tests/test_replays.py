@@ -37,6 +37,31 @@ def test_distinct_counts_by_hand():
                                  "most_repeated_episode": 3}, 5) is None
 
 
+def test_episodes_cut_at_the_time_cap_are_no_replays():
+  """CartPole-v1: every episode of a policy that keeps the pole up is (500, 500), cut at the
+  500-step cap; no replay. Among the episodes that ended before the cap, copies still are."""
+  capped = replays.distinct_counts([500.0] * 30, [500] * 30, capped=[True] * 30)
+  assert (capped["distinct_episodes"], capped["capped_episodes"],
+          capped["distinct_uncapped_episodes"]) == (1, 30, 0)
+  assert not replays.replays(capped, 30) and replays.replay_warning(capped, 30) is None
+  # The same 30 episodes, the cap not known (an eval.json before `capped`): copies.
+  assert replays.replays(replays.distinct_counts([500.0] * 30, [500] * 30), 30)
+  # 26 capped, 4 lost games of 2 kinds: 2 distinct of 4 is not under half of them...
+  mixed = replays.distinct_counts([500.0] * 26 + [9, 9, 31, 31], [500] * 26 + [9, 9, 31, 31],
+                                  capped=[True] * 26 + [False] * 4)
+  assert (mixed["capped_episodes"], mixed["distinct_uncapped_episodes"]) == (26, 2)
+  assert not replays.replays(mixed, 30)
+  # ...1 distinct of 4 is: the warning names the episodes before the cap.
+  copies = replays.distinct_counts([500.0] * 26 + [9] * 4, [500] * 26 + [9] * 4,
+                                   capped=[True] * 26 + [False] * 4)
+  assert replays.replay_warning(copies, 30).startswith(
+      "only 1 distinct (score, length) pairs in the 4 of 30 episodes that ended before the "
+      "time cap: the policy replays")
+  # eval.json's per-episode "capped" list is read back for the tables.
+  assert not replays.summary_counts({"returns": [500.0] * 3, "lengths": [500] * 3,
+                                     "capped": [True] * 3})["replays"]
+
+
 def test_the_committed_breakout_apex_evaluation_replays_few_games():
   """results/breakout_apex_small: 30 episodes, 6 distinct scores (19 eleven times)."""
   with open(os.path.join(ROOT, "results", "breakout_apex_small", "eval.json")) as f:

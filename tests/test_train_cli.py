@@ -1,7 +1,9 @@
 """`python -m paac_tf.train` end to end, as a user runs it (real processes, real envs)."""
 import glob
+import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -128,6 +130,42 @@ def test_after_ctrl_c_the_printed_command_resumes_the_run_and_finishes_it(tmp_pa
   assert (finished["reason"], finished["agent_steps"]) == ("done", final), finished
 
 
+@pytest.mark.timeout(600)
+@pytest.mark.system   # a whole run: `make test-system` (.ci/run's second step)
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_ctrl_c_through_make_train_saves_and_make_ends_by_the_signal(tmp_path):
+  """The quick start's `make train` in a terminal: Ctrl-C is SIGINT to make's process group.
+  The run saves and ends with status 0, as run directly; GNU make (4.3 here) then ends by
+  the SIGINT itself, whatever its recipe returned (a shell shows 130): docs/training.md,
+  'Stopping', states it. The Makefile's own recipe, with this interpreter and no install."""
+  root = str(tmp_path / "run")
+  stamp = str(tmp_path / "installed")      # -o: make takes the install as done
+  command = ["make", "-C", REPO, "train", "PY=" + sys.executable, "STAMP=" + stamp, "-o", stamp,
+             "GIN=cartpole.gin", "ARGS=--root_dir=%s --gin_bindings=train_eval.total_steps=40000 "
+             "--gin_bindings=paac.stop_at_average_return=None" % root]
+  proc = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=REPO), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          start_new_session=True)
+  try:
+    deadline = time.time() + 300
+    while not glob.glob(os.path.join(root, "train", "events.out.tfevents*")):
+      assert proc.poll() is None, proc.stdout.read()[-3000:]
+      assert time.time() < deadline
+      time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)        # as a terminal's Ctrl-C
+    out, _ = proc.communicate(timeout=180)
+  finally:
+    if proc.poll() is None:
+      os.killpg(proc.pid, signal.SIGKILL)
+  assert proc.returncode == -signal.SIGINT, (proc.returncode, out[-3000:])
+  step = _checkpoint_steps(root)[-1]
+  assert step < 40000, step
+  assert "Stopped (SIGINT) at agent step %d; checkpoint %s/train/ckpt-%d." % (
+      step, root, step) in out, out[-3000:]
+  stopped = last_stop.read(root)
+  assert (stopped["reason"], stopped["agent_steps"]) == ("signal", step), stopped
+
+
 # TensorFlow's C++ start-up noise on a CPU machine (and the old gym package's notice), and
 # its INFO lines at every export (SavedModel builder, fingerprint, Keras's renamed inputs).
 TF_NOISE = ("oneDNN custom operations", "cpu_feature_guard", "rebuild TensorFlow",
@@ -163,6 +201,28 @@ def test_no_tensorflow_start_up_noise_unless_asked_for(tmp_path):
   assert [n for n in TF_NOISE if n in quiet.stderr + quiet.stdout] == []
   assert "cpu_feature_guard" in verbose.stderr, verbose.stderr[-2000:]
   assert "Gym has been unmaintained" not in verbose.stderr   # tf-agents' gym stays quiet
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.system   # a run of the example: `make test-system`
+def test_the_tf_agents_example_and_the_tools_start_quietly_unless_asked_for():
+  """examples/tf_agents_cartpole.py (which imports tf-agents before anything of paac_tf) and
+  a tool that loads TensorFlow (`python -m tools.codegen.config_reference --check`) print none of
+  TensorFlow's C++ start-up lines nor the old gym's notice; a user's own
+  TF_CPP_MIN_LOG_LEVEL=0 is kept."""
+  example = [sys.executable, os.path.join(REPO, "examples", "tf_agents_cartpole.py"),
+             "--batched", "--max_iterations", "1"]
+  tool = [sys.executable, "-m", "tools.codegen.config_reference", "--check"]
+  env = _user_env(PYTHONPATH=REPO)
+  for args in (example, tool):
+    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [n for n in TF_NOISE if n in proc.stderr + proc.stdout] == [], proc.stderr[:3000]
+    if args is example:   # it ran: its last line is its result
+      assert json.loads(proc.stdout.strip().splitlines()[-1])["updates"] == 1, proc.stdout
+  own = subprocess.run(tool, cwd=REPO, env=_user_env(PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="0"),
+                       capture_output=True, text=True, timeout=300)
+  assert own.returncode == 0 and "cpu_feature_guard" in own.stderr, own.stderr[-2000:]
 
 
 def _expect_user_error(proc, *fragments):

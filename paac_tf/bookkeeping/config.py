@@ -114,9 +114,93 @@ def check_renamed(text, where):
     if why:
       raise errors.ConfigError("%s (%s): this setting was removed: %s." % (old, where, why))
     if configurable in _MOVED:
-      raise errors.ConfigError("%s (%s) is now %s.%s: the settings are one namespace now "
-                               "(configs/atari.gin shows them)." % (
-                                   old, where, _MOVED[configurable], statement.arg_name))
+      new = "%s.%s" % (_MOVED[configurable], statement.arg_name)
+      if new not in settings():
+        raise errors.ConfigError("%s (%s): %s's settings are %s's now, which has no setting "
+                                 "%s; %s" % (old, where, configurable, _MOVED[configurable],
+                                             statement.arg_name, closest_settings(new)))
+      raise errors.ConfigError("%s (%s) is now %s: the settings are one namespace now "
+                               "(configs/atari.gin shows them)." % (old, where, new))
+
+
+PACKAGE = "paac_tf"
+LIST_SETTINGS = ("every setting: `python -m paac_tf.train --gin_file=... --list_settings`, "
+                 "docs/configuration.md")
+
+
+def _read(path):
+  with open(path, encoding="utf-8") as f:
+    return f.read()
+
+
+def package_configurables():
+  """gin's records of the registered configurables whose function or class is the
+  package's (gin has no public listing of its registry)."""
+  registry = gin.config._REGISTRY   # pylint: disable=protected-access
+  return [c for _, c in registry.items()
+          if str(getattr(c.wrapped, "__module__", "")).startswith(PACKAGE + ".")]
+
+
+def settable_parameters(record):
+  """The parameters (`inspect.Parameter`) of a configurable's function, or of its class's
+  constructor, that gin binds: named ones its denylist (or allowlist) leaves to gin and
+  that have a default (`gin.REQUIRED`: it must be bound)."""
+  fn = record.wrapped
+  if inspect.isclass(fn):
+    parameters = list(inspect.signature(fn.__init__).parameters.values())[1:]
+  else:
+    parameters = list(inspect.signature(fn).parameters.values())
+  return [p for p in parameters
+          if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+          and p.default is not inspect.Parameter.empty
+          and not (record.denylist and p.name in record.denylist)
+          and not (record.allowlist and p.name not in record.allowlist)]
+
+
+def settings():
+  """Every binding of the registered configurables of the package: ['train_eval.env_name',
+  ..., 'paac.num_envs', ...]."""
+  return ["%s.%s" % (c.name, p.name) for c in package_configurables()
+          for p in settable_parameters(c)]
+
+
+def closest_settings(name):
+  """'did you mean paac.num_envs?' (up to 3 settings, the closest first, `difflib`) or
+  'no setting is close', then where every setting is listed."""
+  close = difflib.get_close_matches(name, settings(), n=3, cutoff=0.6)
+  return "%s (%s)." % ("did you mean %s?" % " or ".join(close) if close
+                       else "no setting has a close name", LIST_SETTINGS)
+
+
+def unknown_binding(text, where):
+  """The ConfigError for the first binding of `text` (a gin file's or the bindings', `where`)
+  of a configurable that is not registered or of a parameter its configurable has not,
+  naming the closest settings (`closest_settings`); None if every binding names one. Gin's
+  own messages name neither."""
+  try:
+    statements = list(config_parser.ConfigParser(
+        text, gin.config.ParserDelegate(skip_unknown=True)))
+  except (SyntaxError, ValueError):
+    return None   # gin's own parse reports it
+  registry = gin.config._REGISTRY   # pylint: disable=protected-access
+  for statement in statements:
+    if not isinstance(statement, config_parser.BindingStatement) or not statement.arg_name:
+      continue   # a macro's definition (`NAME = value`)
+    try:   # gin's own test of a binding (registered, a parameter, not denied)
+      gin.config.ParsedBindingKey.parse(
+          (statement.scope, statement.selector, statement.arg_name))
+      continue
+    except ValueError:
+      pass
+    name = "%s.%s" % (statement.selector, statement.arg_name)
+    record = registry.get_match(statement.selector)
+    if record is None:
+      return errors.ConfigError("%s (%s): no configurable is named %s; %s" % (
+          name, where, statement.selector, closest_settings(name)))
+    return errors.ConfigError("%s (%s): %s has no setting %s; %s" % (
+        name, where, record.name, statement.arg_name,
+        closest_settings("%s.%s" % (record.name, statement.arg_name))))
+  return None
 
 
 def parse(gin_files, gin_bindings):
@@ -127,8 +211,7 @@ def parse(gin_files, gin_bindings):
   _add_include_dirs(paths)
   bindings = binding_lines(gin_bindings)
   for path in paths:
-    with open(path, encoding="utf-8") as f:
-      check_renamed(f.read(), path)
+    check_renamed(_read(path), path)
   check_renamed("\n".join(bindings), "--gin_bindings")
   logging.getLogger().addFilter(_drop_gin_resource_reader)
   try:
@@ -137,8 +220,10 @@ def parse(gin_files, gin_bindings):
     gin.parse_config_files_and_bindings([], bindings, finalize_config=False)
     _record_target_envs("\n".join(bindings), None)
   except (ValueError, SyntaxError, TypeError, KeyError, ImportError, OSError) as e:
-    message = str(e).strip()
-    raise errors.ConfigError("Bad gin configuration: %s" % message) from None
+    texts = [(_read(path), path) for path in paths] + [("\n".join(bindings), "--gin_bindings")]
+    unknown = next((u for u in (unknown_binding(text, where) for text, where in texts) if u),
+                   None)
+    raise unknown or errors.ConfigError("Bad gin configuration: %s" % str(e).strip()) from None
   finally:
     logging.getLogger().removeFilter(_drop_gin_resource_reader)
   return paths

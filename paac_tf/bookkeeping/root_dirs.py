@@ -1,4 +1,5 @@
-"""Run directories (--root_dir): created, or checked writable, before a run writes there."""
+"""Run directories (--root_dir): created, or checked writable, before a run writes there;
+the newest export in one."""
 import os
 
 from paac_tf import errors
@@ -27,3 +28,22 @@ def prepare_root_dir(root_dir):
     raise errors.UserError("Cannot write to --root_dir %s (permission denied). Choose a "
                            "writable directory." % root_dir)
   return root_dir
+
+
+POLICIES = "policies"   # root_dir/policies/<model>/<version>/: a run's SavedModels
+
+
+def newest_export(root_dir):
+  """The SavedModel version directory of `root_dir/policies` with the highest version (the
+  newest export of a run), or None (no export, or not a run directory). Reads the folders
+  only: no TensorFlow, for the API and the evaluation alike (`policies/loading.py`)."""
+  base = os.path.join(root_dir, POLICIES)
+  found = []
+  for model in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+    if not os.path.isdir(os.path.join(base, model)):
+      continue
+    for version in os.listdir(os.path.join(base, model)):
+      path = os.path.join(base, model, version)
+      if version.isdigit() and os.path.isfile(os.path.join(path, "saved_model.pb")):
+        found.append((int(version), path))
+  return max(found)[1] if found else None

@@ -5,6 +5,7 @@ module that defines it, its group, and its settings with their defaults and mean
   for c in setting_docs.configurables():
     for s in c.settings:
       print(s.binding, s.default_text, s.meaning)   # paac.t_max 5 steps per rollout; ...
+  print("\n".join(setting_docs.listing(setting_docs.configurables())))   # after a parse
 
 A setting is what gin binds and writes in a run's operative config: a parameter of a
 configurable that its denylist (or allowlist) leaves to gin and that has a default
@@ -17,7 +18,8 @@ The group is what a setting configures, taken from where its configurable lives:
 package of its module, a layer's subpackage where it is in one ('algorithms.paac',
 'runners.apex'), else the layer ('runners', 'envs', 'networks'); its title is the first
 phrase of that package's docstring. Plain data for tools/codegen/config_reference.py (which writes
-docs/configuration.md) and for a listing of the settings; this module registers nothing
+docs/configuration.md) and for `python -m paac_tf.train --list_settings` (`listing`: each
+setting with its value under the parsed configuration); this module registers nothing
 itself and imports no layer above it.
 """
 import dataclasses
@@ -29,9 +31,10 @@ from typing import Any, Tuple
 import gin
 
 from paac_tf import errors
+from paac_tf.bookkeeping import checks
 from paac_tf.bookkeeping import config
 
-PACKAGE = "paac_tf"
+PACKAGE = config.PACKAGE
 # The layers from the run down to its books (tests/test_layout.py): the order of the groups;
 # a group of a layer not named here comes last.
 LAYER_ORDER = ("runners", "algorithms", "envs", "networks", "policies", "bookkeeping")
@@ -112,16 +115,6 @@ def parameter_meanings(doc):
           for name in names}
 
 
-def _parameters(fn_or_cls):
-  """The named parameters of a function, or of a class's constructor (without self)."""
-  if inspect.isclass(fn_or_cls):
-    parameters = list(inspect.signature(fn_or_cls.__init__).parameters.values())[1:]
-  else:
-    parameters = list(inspect.signature(fn_or_cls).parameters.values())
-  return [p for p in parameters
-          if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
-
-
 def _is_package(module):
   return hasattr(sys.modules.get(module), "__path__")
 
@@ -154,26 +147,54 @@ def _group_key(group):
   return (LAYER_ORDER.index(layer) if layer in LAYER_ORDER else len(LAYER_ORDER), group)
 
 
-def _registered():
-  """gin's records of the configurables whose function or class is the package's (gin has
-  no public listing of its registry)."""
-  registry = gin.config._REGISTRY   # pylint: disable=protected-access
-  return [c for _, c in registry.items()
-          if str(getattr(c.wrapped, "__module__", "")).startswith(PACKAGE + ".")]
-
-
 def configurables():
   """Every registered configurable of the package (`Configurable`), by group (the layers
   from the run down, `LAYER_ORDER`), then by name."""
   found = []
-  for c in _registered():
+  for c in config.package_configurables():
     meanings = parameter_meanings(inspect.getdoc(c.wrapped))
-    settings = tuple(
-        Setting(c.name, p.name, p.default, meanings.get(p.name, ""))
-        for p in _parameters(c.wrapped)
-        if p.default is not inspect.Parameter.empty
-        and not (c.denylist and p.name in c.denylist)
-        and not (c.allowlist and p.name not in c.allowlist))
+    settings = tuple(Setting(c.name, p.name, p.default, meanings.get(p.name, ""))
+                     for p in config.settable_parameters(c))
     module = c.wrapped.__module__
     found.append(Configurable(c.name, module, group_of(module), settings))
   return sorted(found, key=lambda c: (_group_key(c.group), c.name.lower()))
+
+
+def value_text(setting):
+  """The setting's value under the parsed gin configuration (its default where nothing binds
+  it), as a gin file writes it, or 'required'."""
+  value = config.configured(setting.binding, setting.default)
+  return REQUIRED if value is gin.REQUIRED else _literal(value, setting.binding)
+
+
+def setting_line(setting, allowed=None):
+  """'  paac.num_envs = 16  # the number of ...; default 32; allows an integer >= 1': the
+  value in force, the meaning, the default where the value is another, and what the
+  setting's check (`checks.Check`) allows, `allowed`, where it declares one."""
+  value = value_text(setting)
+  notes = [setting.meaning.rstrip(".")] if setting.meaning else []
+  if value != setting.default_text:
+    notes.append("default %s" % setting.default_text)
+  if allowed:
+    notes.append("allows %s" % allowed)
+  return "  %s = %s%s" % (setting.binding, value, "  # " + "; ".join(notes) if notes else "")
+
+
+def listing(found):
+  """Lines that list the settings of the configurables `found` (`configurables()`), a heading
+  per group (its title and package), then `setting_line` each, with the words of the checks
+  the signatures declare (`checks.declared`)."""
+  declared = checks.declared()
+  lines, group = [], None
+  for configurable in found:
+    if not configurable.settings:
+      continue
+    if configurable.group != group or not lines:
+      group = configurable.group
+      package = group_package(group).replace(".", "/") + "/"
+      title = group_title(group)
+      lines += ["", "%s (%s):" % (title, package) if title else package + ":"]
+    for s in configurable.settings:
+      check = declared.get(s.binding)
+      lines.append(setting_line(s, check.allowed if check else None))
+  return lines

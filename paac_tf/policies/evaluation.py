@@ -158,13 +158,16 @@ def _random_actions(action_spec, num_envs, rng):
 
 
 def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress=None,
-                 sources=None):
+                 sources=None, capped=None):
   """Plays `episodes` whole episodes, each slot its fixed share; returns [(return, length)].
 
   Episodes are listed round-robin over slots (slot 0's first, slot 1's first, ..., slot
   0's second, ...), roughly the order they started. `sources`: a list that receives, in
   the same order, each episode's (slot, frames played before its first observation: the
-  no-ops, as the env's `start_frames` reports them; None for envs without it).
+  no-ops, as the env's `start_frames` reports them; None for envs without it). `capped`: a
+  list that receives, in the same order, whether each episode ended at the time cap (its
+  LAST step truncated, discount 1: CartPole-v1's 500 steps, Atari's max_episode_frames)
+  rather than by the game's end (discount 0).
   """
   num_envs = env.batch_size
   quotas = slot_quotas(episodes, num_envs)
@@ -186,6 +189,7 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
     finished = env.pop_finished_episodes()
     step_type = np.asarray(time_step.step_type)
     ended = np.flatnonzero(step_type == batched.LAST)
+    truncated = np.asarray(time_step.discount) > 0
     if len(finished) != len(ended):
       raise RuntimeError("The environment reported %d finished episodes for %d LAST steps."
                          % (len(finished), len(ended)))
@@ -199,7 +203,7 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
       counted = len(done[i]) < quotas[i]
       if counted:
         done[i].append((float(episode_return), int(length),
-                        None if starts is None else int(starts[i])))
+                        None if starts is None else int(starts[i]), bool(truncated[i])))
         if progress is not None:
           progress(sum(len(d) for d in done), episodes, episode_return)
       if recorder is not None:
@@ -211,6 +215,8 @@ def run_episodes(policy, env, episodes, epsilon, seed=0, recorder=None, progress
         ordered.append(done[i][k][:2])
         if sources is not None:
           sources.append((i, done[i][k][2]))
+        if capped is not None:
+          capped.append(done[i][k][3])
   return ordered
 
 
@@ -354,9 +360,9 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
         logging.info("episode %d/%d: return %g", count, total, episode_return)
 
     start = time.monotonic()
-    sources = []
+    sources, capped = [], []
     results = run_episodes(policy, env, int(episodes), epsilon, seed=seed, recorder=recorder,
-                           progress=progress, sources=sources)
+                           progress=progress, sources=sources, capped=capped)
     wall = time.monotonic() - start
     if recorder is not None:
       recorder.write(record_path)
@@ -368,7 +374,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
   returns = [float(r) for r, _ in results]
   lengths = [int(n) for _, n in results]
   start_frames = [frames for _, frames in sources]
-  counts = replays.distinct_counts(returns, lengths, start_frames)
+  counts = replays.distinct_counts(returns, lengths, start_frames, capped)
   warning = replays.replay_warning(counts, len(returns))
   if warning and verbose:
     logging.warning("%s: %s.", env_name, warning)
@@ -380,6 +386,7 @@ def evaluate(policy_dir, episodes=30, epsilon=None, env_name=None, noop_max=30,
       "replay_warning": warning,
       "returns": returns,
       "lengths": lengths,
+      "capped": capped,
       "start_frames": start_frames if atari else None,
       "episode_env_seeds": [int(seed) + slot for slot, _ in sources],
       "length_unit": "agent steps" + (" (x%d frames)" % factory.ATARI_FRAMESKIP if atari else ""),

@@ -11,26 +11,35 @@ import numpy as np
 import tensorflow as tf
 
 from paac_tf import errors
+from paac_tf.bookkeeping import root_dirs
 
 # The export metadata, as one JSON document in the SavedModel's assets.
 METADATA_FILE = "paac_tf_metadata.json"
 
 
 def resolve_policy_dir(policy_dir):
-  """The SavedModel version directory for `policy_dir` (a version or a model directory)."""
+  """The SavedModel version directory for `policy_dir`: a version directory, a model
+  directory (its highest version) or a run directory (its newest export,
+  `root_dirs.newest_export`), as `paac_tf.load_policy` and `python -m paac_tf.evaluate`
+  take them."""
   path = os.path.abspath(os.path.expanduser(policy_dir or ""))
   if not policy_dir or not tf.io.gfile.isdir(path):
     raise errors.UserError("--policy_dir %s does not exist." % (policy_dir or "''"))
   if _is_saved_model(path):
     return path
+  run_export = root_dirs.newest_export(path)
+  if run_export:
+    logging.info("The newest export of the run %s: %s", path, run_export)
+    return run_export
   versions = sorted(int(n.rstrip("/")) for n in tf.io.gfile.listdir(path)
                     if n.rstrip("/").isdigit() and _is_saved_model(os.path.join(path, n)))
   if versions:
     chosen = os.path.join(path, str(versions[-1]))
     logging.info("Evaluating the highest version of %s: %s", path, chosen)
     return chosen
-  raise errors.UserError("--policy_dir %s is not a SavedModel (no saved_model.pb) nor a "
-                         "model directory with integer versions." % path)
+  raise errors.UserError("--policy_dir %s is not a SavedModel (no saved_model.pb), a model "
+                         "directory with integer versions nor a run directory with an "
+                         "export in policies/." % path)
 
 
 def _is_saved_model(path):

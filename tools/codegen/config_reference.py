@@ -36,8 +36,11 @@ python -m paac_tf.train --gin_file=atari.gin --gin_bindings='paac.num_envs=16'
 paac_tf.train("atari.gin", bindings={"paac.num_envs": 16})
 ```
 
-A run checks each bound value before it starts (`paac_tf/runners/validation.py`) and writes
-every value it used to operative_config.gin in its run directory. The defaults are the
+The settings of one config, with the values it gives them: `python -m paac_tf.train
+--gin_file=atari.gin --list_settings` (add `--gin_bindings` to see theirs; nothing is
+trained); a binding of no setting is refused, naming the closest ones. A run checks each
+bound value before it starts (`paac_tf/runners/validation.py`) and writes every value it
+used to operative_config.gin in its run directory. The defaults are the
 code's, which a shipped config may override; `required`: every run must bind it. An
 algorithm's settings (`paac.*`, `ApexLearnerStep.*`, ...) are read by its runs only."""
 
