@@ -1,13 +1,10 @@
 """paac_tf: efficient parallel deep RL (PAAC and Ape-X) on TensorFlow 2 / Keras."""
-import os
-import sys
+from setuptools import find_packages, setup
 
-# The package's Python-version check (paac_tf/__init__.py imports nothing else): an
-# unsupported Python stops here, at once, with its message.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import paac_tf  # noqa: E402,F401
-
-from setuptools import find_packages, setup  # noqa: E402
+# Two stacks, chosen by the Python version (paac_tf/stacks.py says what each runs; setup.py
+# does not import paac_tf, whose import runs the version check).
+REFERENCE = 'python_version < "3.12"'
+CURRENT = 'python_version >= "3.12"'
 
 setup(
     name="paac_tf",
@@ -20,17 +17,32 @@ setup(
     packages=find_packages(include=["paac_tf", "paac_tf.*"]) + ["paac_tf.configs"],
     package_dir={"paac_tf.configs": "configs"},
     package_data={"paac_tf": ["data/*.csv", "data/*.md"], "paac_tf.configs": ["*.gin"]},
-    python_requires=">=3.9,<3.12",
-    # Pinned together: tf-agents 0.19 and dm-reverb 0.14 are built against TF 2.15.
-    # Run-time dependencies only; upper bounds where the code relies on one version's API.
+    python_requires=">=3.9,<3.14",
+    # The reference stack, pinned together: tf-agents 0.19 and dm-reverb 0.14 are built
+    # against TF 2.15. The current stack: TF 2.20-2.21 with tf-keras (Keras 2: the
+    # checkpoints and the tf-agents policy need it), and tf-agents 0.19.0 with gym 0.23.0
+    # from requirements-no-deps.txt installed with `pip install --no-deps` (their pins,
+    # tensorflow-probability ~0.23 and gym <= 0.23's, refuse TF 2.20; the Makefile does it).
+    # TF >= 2.20 no longer brings tensorboard (tf.summary needs it) nor tf-agents pygame
+    # (`--record`). Run-time dependencies only; upper bounds where the code relies on one
+    # version's API.
     install_requires=[
-        "tensorflow==2.15.1",
-        "tf-agents[reverb]==0.19.0",
+        "tensorflow==2.15.1; " + REFERENCE,
+        "tf-agents[reverb]==0.19.0; " + REFERENCE,
+        "numpy<2; " + REFERENCE,
+        "tensorflow>=2.20,<2.22; " + CURRENT,
+        "tf-keras>=2.20,<2.22; " + CURRENT,
+        "tensorflow-probability==0.25.0; " + CURRENT,
+        "tensorboard>=2.20,<2.22; " + CURRENT,
+        "pygame>=2.5; " + CURRENT,
+        "dm-tree; " + CURRENT,          # tf-agents' own dependencies, which --no-deps skips
+        "cloudpickle; " + CURRENT,
+        "wrapt; " + CURRENT,
+        "typing-extensions; " + CURRENT,
         "gymnasium>=1.0,<2",
         "ale-py>=0.11.1,<0.13",   # AtariVectorEnv (the C++ vector env) and its options
         "gin-config==0.5.0",
         "absl-py",
-        "numpy<2",
         "tqdm",                   # progress bar (terminal and notebook)
         "pillow",                 # `python -m paac_tf.evaluate --record`: GIFs of episodes
         "psutil",                 # `python -m tools.apex.benchmark`: process memory
@@ -47,7 +59,7 @@ setup(
         "notebook": ["ipywidgets"],   # tqdm's notebook progress widget
         # Ape-X on a Ray cluster (train_eval.launcher = 'ray'): the version tested with this
         # stack (cp311 wheel, beside protobuf 4.25, numpy < 2 and dm-reverb 0.14).
-        "ray": ["ray==2.60.0"],
+        "ray": ["ray==2.60.0; " + REFERENCE],
         # gymnasium's MuJoCo envs (HalfCheetah-v5, Hopper-v5, ...) for continuous control.
         # Verified with Python 3.11 in a fresh venv: mujoco 3.3.7 (cp311 manylinux wheel),
         # gymnasium 1.3.0, numpy 1.26.4: HalfCheetah-v5 and Hopper-v5 step, no warning.

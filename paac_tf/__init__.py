@@ -7,16 +7,12 @@ neither TensorFlow nor anything else heavy:
   paac_tf.load_policy(path) -> paac_tf.Policy   (`action(observations)`, `metadata`)
   paac_tf.make_env(name, num_envs=1, ...)       the batched environment training uses
 """
-import sys as _sys
+from paac_tf import stacks as _stacks
 
-SUPPORTED_PYTHON = ((3, 9), (3, 11))
-
-if not (SUPPORTED_PYTHON[0] <= _sys.version_info[:2] <= SUPPORTED_PYTHON[1]):
-  _sys.exit(
-      "paac_tf supports Python 3.9 to 3.11 only (the TensorFlow 2.15 and dm-reverb "
-      "0.14 wheels); this is Python %d.%d at %s. Install Python 3.11 (make: "
-      "PYTHON=python3.11 make ...)." % (_sys.version_info[0], _sys.version_info[1],
-                                       _sys.executable))
+# The Python-version check, then Keras 2 selected before anything imports TensorFlow
+# (paac_tf/stacks.py: which Python gets which stack).
+_stacks.check_python()
+_stacks.select_keras_2()
 
 __version__ = "0.1.0"
 __all__ = ["train", "load_policy", "make_env", "TrainResult", "Policy"]

@@ -148,6 +148,7 @@ def _train(gin_files, bindings, root_dir, stop):
     # Lazy: TensorFlow is imported by the first call, not by `import paac_tf`.
     # pylint: disable=import-outside-toplevel
     import gin
+    from paac_tf.runners import dispatch
     from paac_tf.runners import train_eval as train_eval_lib
     from paac_tf.runners import validation
     from paac_tf.bookkeeping import checkpointing
@@ -155,7 +156,8 @@ def _train(gin_files, bindings, root_dir, stop):
     # pylint: enable=import-outside-toplevel
     train_eval_lib.load_configurables()
     gin.clear_config()
-    config_files = config.parse(gin_files, bindings)
+    config_files = config.parse(gin_files, bindings,
+                                skip_unknown=dispatch.unavailable_configurables())
     # Bad values stop here, before the run directory is made; the environment is resolved
     # (and its actions checked) once, here, and goes down as train_eval's `env`.
     env = validation.check_bindings()

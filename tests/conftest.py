@@ -1,6 +1,7 @@
 """Shared test set-up: quiet TF logs, the repo root on sys.path, helpers for CLI runs."""
 import json
 import multiprocessing
+import re
 import os
 import secrets
 import signal
@@ -21,6 +22,11 @@ RAY_TEST_TOKEN = secrets.token_hex(16)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
+
+# Before any test module imports TensorFlow: on the current stack, tf.keras is to be Keras 2
+# (paac_tf/stacks.py), in this process and the commands it starts.
+import paac_tf  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+from paac_tf import stacks  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def run_module(module, *args, timeout=600, env=None, cwd=REPO):
@@ -129,3 +135,49 @@ def pytest_configure(config):
   config.addinivalue_line(
       "markers", "stops: signals at random moments of whole runs of every launcher "
       "(tests/test_stops.py); `make test-stops`, the third step of .ci/run")
+  config.addinivalue_line(
+      "markers", "reverb: needs dm-reverb (Ape-X's replay), which only the reference stack "
+      "has; skipped elsewhere (every test of a file that needs it is, too: "
+      "`pytest_pycollect_makemodule`)")
+
+
+# Where dm-reverb is absent (the current stack, paac_tf/stacks.py), the tests of Ape-X skip
+# with this reason: those marked `reverb`, and every test of a file that imports Reverb or
+# the Ape-X runner at its top (directly or through replay_child or an Ape-X tool), or is
+# named test_apex*.py.
+REVERB_ABSENT = ("needs dm-reverb: Ape-X runs on the reference stack only (%s)"
+                 % stacks.describe(stacks.REFERENCE))
+_NEEDS_REVERB = re.compile(r"^(import reverb|from reverb|from paac_tf\.runners\.apex |"
+                           r"import replay_child|from tools import apex_)", re.M)
+
+
+def needs_reverb(path):
+  """Whether the test file at `path` is one of Ape-X's (see REVERB_ABSENT)."""
+  if os.path.basename(path).startswith("test_apex"):
+    return True
+  with open(path, encoding="utf-8") as f:
+    return bool(_NEEDS_REVERB.search(f.read()))
+
+
+class _SkippedForReverb(pytest.File):
+  """A test file of Ape-X where Reverb is absent: collected as one skip with its reason."""
+
+  def collect(self):
+    pytest.skip(REVERB_ABSENT, allow_module_level=True)
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+  """A test file of Ape-X, where Reverb is absent, is one skip instead of its module."""
+  if not stacks.has_reverb() and needs_reverb(str(module_path)):
+    return _SkippedForReverb.from_parent(parent, path=module_path)
+  return None
+
+
+def pytest_collection_modifyitems(config, items):
+  del config
+  if stacks.has_reverb():
+    return
+  skip = pytest.mark.skip(reason=REVERB_ABSENT)
+  for item in items:
+    if "reverb" in item.keywords:
+      item.add_marker(skip)

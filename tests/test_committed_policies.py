@@ -1,5 +1,7 @@
 """The policies committed under results/<run>/policy/ (issue 27.5): each under 10 MB, loads
-with TensorFlow alone and is the policy of its run (its environment and agent step)."""
+with TensorFlow alone and is the policy of its run (its environment and agent step); and one,
+evaluated again by its recorded protocol, scores every game as recorded, on either stack
+(paac_tf/stacks.py)."""
 import glob
 import json
 import os
@@ -7,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_module
 
 import paac_tf
 
@@ -39,3 +41,18 @@ def test_a_committed_policy_is_small_loads_and_is_its_runs(saved_model):
   actions = np.asarray(policy.action(np.zeros([2] + list(spec.shape[1:]),
                                               spec.dtype.as_numpy_dtype)))
   assert actions.shape[0] == 2 and np.all(np.isfinite(actions))
+
+
+def test_a_committed_policy_evaluates_to_its_recorded_returns(tmp_path):
+  # pong_paac_reference: written on the reference stack; on the current one (Python 3.12.1,
+  # TF 2.21.0) too, its 30 games scored as recorded, mean 17.97 (2026-12-07); eval.json: 34.5 s.
+  run = os.path.join(REPO, "results", "pong_paac_reference")
+  with open(os.path.join(run, "eval.json")) as f:
+    recorded = json.load(f)
+  proc = run_module("paac_tf.evaluate", "--policy_dir=" + os.path.join(run, "policy", "pong"),
+                    "--output_dir=%s" % tmp_path, "--episodes=%d" % recorded["episodes"],
+                    "--num_envs=%d" % recorded["num_envs"], "--seed=%d" % recorded["seed"],
+                    "--noop_max=%d" % recorded["noop_max"])
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  with open(os.path.join(tmp_path, "eval.json")) as f:
+    assert json.load(f)["returns"] == recorded["returns"]

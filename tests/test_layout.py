@@ -2,7 +2,7 @@
 
 Layers, from the bottom (a module may import its own layer or the layers below it, never
 one above):
-  0  paac_tf.errors                                   user-facing errors
+  0  paac_tf.errors, paac_tf.stacks                   user-facing errors, which stack runs
   1  paac_tf.envs, paac_tf.networks, paac_tf.bookkeeping  environments, Keras models, run books
   2  paac_tf.algorithms                               the algorithm seam (registry, base) and
                                                       one package per algorithm: its settings,
@@ -37,7 +37,7 @@ PACKAGE_DIR = os.path.join(REPO, "paac_tf")
 PACKAGE_DIRS = (PACKAGE_DIR, os.path.join(REPO, "tools"))   # the package, then the lab
 
 LAYERS = (
-    (0, ("paac_tf.errors",)),
+    (0, ("paac_tf.errors", "paac_tf.stacks")),
     (1, ("paac_tf.envs", "paac_tf.networks", "paac_tf.bookkeeping")),
     (2, ("paac_tf.algorithms",)),
     (3, ("paac_tf.policies",)),

@@ -203,10 +203,11 @@ def unknown_binding(text, where):
   return None
 
 
-def parse(gin_files, gin_bindings):
+def parse(gin_files, gin_bindings, skip_unknown=()):
   """Parses files then bindings (`binding_lines`' forms); any gin error becomes a ConfigError
   naming the line, a binding of a setting that moved one naming where it is now
-  (`check_renamed`)."""
+  (`check_renamed`). Bindings to the configurables named in `skip_unknown` are skipped where
+  those are not registered (runners/dispatch.py: the Ape-X runner's, without Reverb)."""
   paths = [resolve_gin_file(f) for f in (gin_files or [])]
   _add_include_dirs(paths)
   bindings = binding_lines(gin_bindings)
@@ -215,9 +216,11 @@ def parse(gin_files, gin_bindings):
   check_renamed("\n".join(bindings), "--gin_bindings")
   logging.getLogger().addFilter(_drop_gin_resource_reader)
   try:
-    gin.parse_config_files_and_bindings(paths, [], finalize_config=False)
+    skip = list(skip_unknown) or False
+    gin.parse_config_files_and_bindings(paths, [], finalize_config=False, skip_unknown=skip)
     _record_target_envs(gin.config_str(), "train_eval.env_name")
-    gin.parse_config_files_and_bindings([], bindings, finalize_config=False)
+    gin.parse_config_files_and_bindings([], bindings, finalize_config=False,
+                                        skip_unknown=skip)
     _record_target_envs("\n".join(bindings), None)
   except (ValueError, SyntaxError, TypeError, KeyError, ImportError, OSError) as e:
     texts = [(_read(path), path) for path in paths] + [("\n".join(bindings), "--gin_bindings")]

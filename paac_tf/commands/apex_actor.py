@@ -12,6 +12,7 @@ from absl import app
 from absl import flags
 
 from paac_tf import errors
+from paac_tf import stacks
 from paac_tf.bookkeeping import startup
 
 FLAGS = flags.FLAGS
@@ -40,6 +41,7 @@ def main(argv):
   if not 0 <= FLAGS.actor_index < FLAGS.num_actors:
     raise errors.UserError("--actor_index must be in [0, --num_actors), got %d of %d."
                            % (FLAGS.actor_index, FLAGS.num_actors))
+  stacks.require_reverb("The Ape-X actor (python -m paac_tf.commands.apex_actor)")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel

@@ -13,6 +13,7 @@ from absl import flags
 from absl import logging
 
 from paac_tf import errors
+from paac_tf import stacks
 from paac_tf.bookkeeping import startup
 
 FLAGS = flags.FLAGS
@@ -34,6 +35,7 @@ def main(argv):
   errors.refuse_arguments(argv)
   if not FLAGS.replay_address or not FLAGS.root_dir:
     raise errors.UserError("Give --replay_address=HOST:PORT and --root_dir.")
+  stacks.require_reverb("The Ape-X learner (python -m paac_tf.commands.apex_learner)")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel

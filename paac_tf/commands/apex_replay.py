@@ -10,6 +10,7 @@ from absl import app
 from absl import flags
 
 from paac_tf import errors
+from paac_tf import stacks
 from paac_tf.bookkeeping import startup
 
 FLAGS = flags.FLAGS
@@ -29,6 +30,7 @@ def main(argv):
   errors.refuse_arguments(argv)
   if FLAGS.port is None:
     raise errors.UserError("Give --port (the port actors and learner connect to).")
+  stacks.require_reverb("The Ape-X replay server (python -m paac_tf.commands.apex_replay)")
   startup.quiet_tensorflow()   # before the imports below load TensorFlow
   # Imported here so that flag errors and --help stay fast.
   from paac_tf.runners import train_eval  # pylint: disable=import-outside-toplevel

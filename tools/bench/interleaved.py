@@ -3,6 +3,12 @@ r"""Agent steps/s of `python -m paac_tf.train` from several source trees, in int
     python -m tools.bench.interleaved --tree=old=/tmp/old_main --tree=new=. \
         --gin_file=atari.gin --steps=240000 --rounds=3 --output=/tmp/ab.json
 
+A tree runs under this Python unless --python names another for it, e.g. the two stacks
+(paac_tf/stacks.py) from one checkout:
+
+    python -m tools.bench.interleaved --tree=reference=. --tree=current=. \
+        --python=current=.venv-current/bin/python --gin_file=atari.gin --steps=60000
+
 Each round runs every tree once, one after another (`python -m paac_tf.train` with the
 tree as its working directory, so that its own paac_tf is imported), in the given order,
 each into a fresh run directory. A run's rate is its steady state: the agent steps between
@@ -33,6 +39,8 @@ flags.DEFINE_string("gin_file", "atari.gin", "The config every tree trains (its 
 flags.DEFINE_multi_string("gin_bindings", [], "Extra bindings, the same for every tree.")
 flags.DEFINE_integer("steps", 240000, "Agent steps per run.")
 flags.DEFINE_integer("rounds", 3, "Rounds; each runs every tree once.")
+flags.DEFINE_multi_string("python", [], "name=interpreter that runs the tree `name` (default: "
+                          "this one).")
 flags.DEFINE_string("output", None, "Where to write the JSON record (default: stdout only).")
 
 PROGRESS = re.compile(r"steps (\d+)/\d+ .*\| elapsed (\d+):(\d\d):(\d\d)")
@@ -48,9 +56,10 @@ def steady_rate(log_text):
   return (points[-1][0] - points[0][0]) / (points[-1][1] - points[0][1])
 
 
-def run_once(path, root_dir, gin_file, bindings, steps):
-  """One training run from the tree at `path`; (rate, load average at its end, log)."""
-  command = [sys.executable, "-m", "paac_tf.train", "--gin_file=" + gin_file,
+def run_once(path, root_dir, gin_file, bindings, steps, python=None):
+  """One training run from the tree at `path` under `python` (default: this one); (rate,
+  load average at its end, log)."""
+  command = [python or sys.executable, "-m", "paac_tf.train", "--gin_file=" + gin_file,
              "--root_dir=" + root_dir,
              "--gin_bindings=train_eval.total_steps=%d" % steps] + [
                  "--gin_bindings=" + b for b in bindings]
@@ -71,13 +80,19 @@ def main(argv):
     trees.append((name, os.path.abspath(path)))
   if len(trees) < 2:
     raise errors.UserError("Give at least two --tree=name=path.")
+  pythons = dict(given.partition("=")[::2] for given in FLAGS.python)
+  for name, python in pythons.items():
+    if name not in dict(trees) or not os.access(python, os.X_OK):
+      raise errors.UserError("--python=%s=%s: give name=interpreter of a --tree's name." % (
+          name, python))
   scratch = tempfile.mkdtemp(prefix="interleaved-")
   runs = []
   try:
     for round_index in range(FLAGS.rounds):
       for name, path in trees:
         rate, load, _ = run_once(path, os.path.join(scratch, "%s-%d" % (name, round_index)),
-                                 FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.steps)
+                                 FLAGS.gin_file, FLAGS.gin_bindings, FLAGS.steps,
+                                 python=pythons.get(name))
         if rate is None:
           raise errors.UserError("%s logged fewer than two progress lines in %d agent "
                                  "steps: give more --steps." % (name, FLAGS.steps))
@@ -92,7 +107,8 @@ def main(argv):
     rates = [r["agent_steps_per_s"] for r in runs if r["tree"] == name]
     ratios = [r["agent_steps_per_s"] / b["agent_steps_per_s"] for r, b in zip(
         [r for r in runs if r["tree"] == name], [r for r in runs if r["tree"] == baseline])]
-    summary[name] = {"path": path, "median_agent_steps_per_s": statistics.median(rates),
+    summary[name] = {"path": path, "python": pythons.get(name, sys.executable),
+                     "median_agent_steps_per_s": statistics.median(rates),
                      "median_ratio_to_%s" % baseline: statistics.median(ratios),
                      "ratios": ratios}
   record = {"command": " ".join(["python -m tools.bench.interleaved"] + sys.argv[1:]),

@@ -1,0 +1,55 @@
+"""Checkpoints and policies cross the two stacks (paac_tf/stacks.py): the small CartPole run
+that the OTHER stack wrote (tests/data/cross_stack/<stack>/, tools/codegen/cross_stack_data.py) resumes
+here, and its export, loaded here, takes the actions and evaluates to the returns it did there
+(a greedy policy, the same environment seeds)."""
+import json
+import logging
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import paac_tf
+from paac_tf import stacks
+from paac_tf.bookkeeping import checkpointing
+from tools import cross_stack_data as data
+
+HERE = stacks.stack_for().name
+OTHER = stacks.CURRENT.name if HERE == stacks.REFERENCE.name else stacks.REFERENCE.name
+
+
+@pytest.fixture(scope="module")
+def record():
+  with open(os.path.join(data.DATA, OTHER, "record.json"), encoding="utf-8") as f:
+    written = json.load(f)
+  assert written["stack"] == OTHER and written["tensorflow"] != __import__(
+      "tensorflow").__version__
+  return written
+
+
+def test_a_run_of_the_other_stack_resumes_here(tmp_path, record, caplog):
+  run_dir = str(tmp_path / "run")
+  shutil.copytree(os.path.join(data.DATA, OTHER), run_dir)
+  assert checkpointing.latest_step(os.path.join(run_dir, "train")) == record["agent_steps"]
+  with caplog.at_level(logging.INFO):
+    result = paac_tf.train([data.GIN_FILE], root_dir=run_dir, bindings=data.BINDINGS | {
+        "train_eval.total_steps": data.RESUME_STEPS})
+  assert result.reason == "done" and result.agent_steps == data.RESUME_STEPS
+  # Resumed from the other stack's checkpoint (runners/sync/train_loop.py's line), not started
+  # again; and both checkpoints are there.
+  assert "Resuming at agent step %d " % record["agent_steps"] in caplog.text, caplog.text[-2000:]
+  assert checkpointing.latest_step(os.path.join(run_dir, "train")) == data.RESUME_STEPS
+  assert os.path.exists(os.path.join(run_dir, "train", "ckpt-%d.index" % record["agent_steps"]))
+
+
+def test_the_other_stacks_export_takes_its_actions_here(record):
+  policy = paac_tf.load_policy(data.export_of(os.path.join(data.DATA, OTHER)))
+  actions = np.asarray(policy.action(data.observations())).tolist()
+  assert set(record["actions"]) == {0, 1}   # both actions: the comparison can fail
+  assert actions == record["actions"]
+
+
+def test_the_other_stacks_export_evaluates_to_its_returns_here(record):
+  assert data.evaluate(data.export_of(os.path.join(data.DATA, OTHER))) == \
+      record["eval_returns"]
