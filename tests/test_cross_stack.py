@@ -1,7 +1,8 @@
 """Checkpoints and policies cross the two stacks (paac_tf/stacks.py): the small CartPole run
 that the OTHER stack wrote (tests/data/cross_stack/<stack>/,
-tools/codegen/cross_stack_data.py) resumes here, and its export, loaded here, takes the actions and evaluates to the returns it did there
-(a greedy policy, the same environment seeds)."""
+tools/codegen/cross_stack_data.py) resumes here, and its export, loaded here, takes the
+actions and evaluates to the returns it did there (a greedy policy, the same environment
+seeds)."""
 import json
 import logging
 import os
