@@ -148,7 +148,7 @@ def pytest_configure(config):
 REVERB_ABSENT = ("needs dm-reverb: Ape-X runs on the reference stack only (%s)"
                  % stacks.describe(stacks.REFERENCE))
 _NEEDS_REVERB = re.compile(r"^(import reverb|from reverb|from paac_tf\.runners\.apex |"
-                           r"import replay_child|from tools import apex_)", re.M)
+                           r"import replay_child|from tools\.apex import )", re.M)
 
 
 def needs_reverb(path):

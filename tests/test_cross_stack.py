@@ -14,7 +14,7 @@ import pytest
 import paac_tf
 from paac_tf import stacks
 from paac_tf.bookkeeping import checkpointing
-from tools import cross_stack_data as data
+from tools.codegen import cross_stack_data as data
 
 HERE = stacks.stack_for().name
 OTHER = stacks.CURRENT.name if HERE == stacks.REFERENCE.name else stacks.REFERENCE.name

@@ -22,8 +22,8 @@ from absl import app
 import paac_tf
 from paac_tf import errors
 from paac_tf import stacks
+from tools import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data", "cross_stack")
 GIN_FILE = "cartpole.gin"
 BINDINGS = {"paac.mlp_units": (16,)}
