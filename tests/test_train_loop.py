@@ -63,7 +63,8 @@ def test_each_rollout_acts_with_the_weights_of_the_update_before_it(monkeypatch,
   monkeypatch.setattr(harness, "training_exporter", lambda *a, **k: lambda *b, **c: None)
   result = paac_tf.train("cartpole.gin", {
       "paac.num_envs": N_E, "paac.num_workers": 0, "paac.t_max": T_MAX,
-      "train_eval.total_steps": N_E * T_MAX * UPDATES, "paac.summary_interval": 1},
+      "train_eval.total_steps": N_E * T_MAX * UPDATES, "paac.summary_interval": 1,
+      "paac.eval_interval": None},   # no evaluation while training: it acts as the exports
       root_dir=str(tmp_path / "run"))
   assert result.updates == UPDATES
   passes = [entry for entry in log if entry[0] in (N_E, N_E * T_MAX)]
