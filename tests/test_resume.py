@@ -105,34 +105,41 @@ def test_a_resumed_training_run_keeps_its_episode_count(tmp_path):
   assert again.episodes == first.episodes
 
 
-def test_a_checkpoint_with_the_old_counter_name_restores(tmp_path):
-  """Runs checkpointed before the agent-step counter was named `agent_steps` hold it as
-  `env_steps` (checkpointing.RENAMED_KEYS): the harness restores them all the same, and
-  saves the new name from then on."""
+def _older_checkpoint_restored(tmp_path, agent, steps_key):
+  """A checkpoint of `agent` at agent step 120 with 9 episodes, its step counter under
+  `steps_key` and no episode window (as older harnesses wrote it), restored by a harness
+  around a fresh agent: (the harness, that agent)."""
   # pylint: disable=import-outside-toplevel
   from paac_tf.algorithms import registry
   from paac_tf.runners import harness
   # pylint: enable=import-outside-toplevel
   root_dir = str(tmp_path)
+  checkpointing.Checkpointer(
+      harness.train_dir(root_dir), model=agent.model, optimizer=agent.optimizer,
+      rng=agent.rng, episodes=tf.Variable(9, dtype=tf.int64),
+      **{steps_key: tf.Variable(120, dtype=tf.int64)}).save(120)
+  fresh = _agent(seed=2)
+  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=fresh.model,
+                            optimizer=fresh.optimizer, rng=fresh.rng)
+  assert resumed.restore().endswith("ckpt-120")
+  return resumed, fresh
+
+
+def test_a_checkpoint_with_the_old_counter_name_restores(tmp_path):
+  """Runs checkpointed before the agent-step counter was named `agent_steps` hold it as
+  `env_steps` (checkpointing.RENAMED_KEYS): the harness restores them all the same, and
+  saves the new name from then on."""
   a = _agent(seed=1)
   a.train(_batch(0))
   # What the harness saved before the rename: the counters under `env_steps` and `episodes`.
-  checkpointing.Checkpointer(
-      harness.train_dir(root_dir), model=a.model, optimizer=a.optimizer, rng=a.rng,
-      env_steps=tf.Variable(120, dtype=tf.int64), episodes=tf.Variable(9, dtype=tf.int64)
-  ).save(120)
-
-  b = _agent(seed=2)
-  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=b.model,
-                            optimizer=b.optimizer, rng=b.rng)
-  assert resumed.restore().endswith("ckpt-120")
+  resumed, b = _older_checkpoint_restored(tmp_path, a, "env_steps")
   assert resumed.steps == 120 and resumed.window.total == 9
   assert int(b.optimizer.iterations.numpy()) == 1
   for x, y in zip(a.model.trainable_variables, b.model.trainable_variables):
     np.testing.assert_array_equal(x.numpy(), y.numpy())
   resumed.save(140)
   saved = {name.split("/")[0] for name, _ in tf.train.list_variables(
-      checkpointing.latest_checkpoint(harness.train_dir(root_dir)))}
+      checkpointing.latest_checkpoint(resumed.checkpointer.manager.directory))}
   assert "agent_steps" in saved and "env_steps" not in saved
 
 
@@ -168,18 +175,5 @@ def test_a_resumed_run_averages_over_the_whole_episode_window(tmp_path):
 
 def test_a_checkpoint_without_the_episode_window_restores_with_it_empty(tmp_path):
   """Checkpoints made before the window was stored (checkpointing.ADDED_KEYS) resume."""
-  # pylint: disable=import-outside-toplevel
-  from paac_tf.algorithms import registry
-  from paac_tf.runners import harness
-  # pylint: enable=import-outside-toplevel
-  root_dir = str(tmp_path)
-  a = _agent(seed=1)
-  checkpointing.Checkpointer(
-      harness.train_dir(root_dir), model=a.model, optimizer=a.optimizer, rng=a.rng,
-      agent_steps=tf.Variable(120, dtype=tf.int64), episodes=tf.Variable(9, dtype=tf.int64)
-  ).save(120)
-  b = _agent(seed=2)
-  resumed = harness.Harness(root_dir, "CartPole-v1", registry.get("paac"), model=b.model,
-                            optimizer=b.optimizer, rng=b.rng)
-  assert resumed.restore().endswith("ckpt-120")
+  resumed, _ = _older_checkpoint_restored(tmp_path, _agent(seed=1), "agent_steps")
   assert resumed.window.total == 9 and not resumed.window.returns
