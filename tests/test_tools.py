@@ -1064,3 +1064,37 @@ def test_a_paused_runs_wall_time_leaves_the_pause_out(tmp_path):
   (folder / events.SUMMARIES_CSV).unlink()
   (result,) = run_results.collect([str(tmp_path / "results")])
   assert result.wall_time_s == 8200 and result.wall_time_source == "run_info.json"
+
+
+# --- tensorboard_screenshot -------------------------------------------------------------------
+
+def test_tensorboard_screenshot_url_asks_for_svg_charts_and_the_tag_filter():
+  from tools.reports import tensorboard_screenshot
+  url = tensorboard_screenshot.page_url(6006, "Eval/AverageReturn|Metrics/AverageReturn")
+  assert url == ("http://127.0.0.1:6006/?forceSVG=true&tagFilter=Eval%2FAverageReturn"
+                 "%7CMetrics%2FAverageReturn#timeseries")
+
+
+def test_tensorboard_screenshot_cli_errors(tmp_path):
+  proc = _run_cli("tools.reports.tensorboard_screenshot", str(tmp_path),
+                  "--output=" + str(tmp_path / "shot.png"), cwd=str(tmp_path))
+  assert proc.returncode == 2
+  assert proc.stderr.strip().splitlines()[-1] == (
+      "error: %s has no train/ folder of TensorBoard events" % tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="needs Debian's chromium (headless) for the screenshot")
+def test_tensorboard_screenshot_draws_a_runs_page(tmp_path):
+  writer = tf.summary.create_file_writer(str(tmp_path / "train"))
+  with writer.as_default():
+    for step in range(10):
+      tf.summary.scalar("Eval/AverageReturn", float(step * step), step=step * 1000)
+  writer.close()
+  output = tmp_path / "shot.png"
+  proc = _run_cli("tools.reports.tensorboard_screenshot", str(tmp_path),
+                  "--output=" + str(output), cwd=str(tmp_path))
+  assert proc.returncode == 0, proc.stderr
+  with open(output, "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+  assert os.path.getsize(output) > 10000
