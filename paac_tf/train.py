@@ -101,7 +101,8 @@ def final_lines(result, signal_name, command):
 def settings_lines(gin_files, bindings):
   """What --list_settings prints: the settings of the configuration `gin_files` and
   `bindings` make, with their values there (`setting_docs.listing`), all but those of the
-  algorithms and runners the configuration does not train with."""
+  algorithms and runners the configuration does not train with, and those of a lower layer
+  in another algorithm's gin namespace (`apex_network` for PAAC)."""
   startup.quiet_tensorflow()
   # Lazy: TensorFlow is imported by the runners, after quiet_tensorflow.
   # pylint: disable=import-outside-toplevel
@@ -118,9 +119,11 @@ def settings_lines(gin_files, bindings):
   algorithm = registry.get(name)
   own = {setting_docs.group_of(type(algorithm).__module__),
          setting_docs.group_of(dispatch.runner_of(algorithm).__name__)}
+  others = set(registry.names()) - {name}
   shared = [c for c in setting_docs.configurables()
-            if c.group.partition(".")[0] not in ("algorithms", "runners") or
-            "." not in c.group or c.group in own]
+            if c.group in own or (c.namespace not in others and (
+                c.group.partition(".")[0] not in ("algorithms", "runners") or
+                "." not in c.group))]
   count = sum(len(c.settings) for c in shared)
   return ["The %d settings of %s for %s (train_eval.algorithm = %r): the value in force, its "
           "meaning, the default where the value is another, what it allows. Bind one with "

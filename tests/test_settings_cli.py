@@ -42,7 +42,8 @@ def test_list_settings_prints_each_setting_of_the_config_with_its_value(tmp_path
     family = binding.partition(".")[0]
     if family in ("paac", "train_eval", "make_environment"):
       assert binding in listed, binding
-    if family in ("ApexLearnerStep", "ApexDpgLearnerStep", "apex_actor", "run_ray"):
+    if family in ("ApexLearnerStep", "ApexDpgLearnerStep", "apex_actor", "run_ray",
+                  "apex_network", "apex_precision", "dpg_networks"):
       assert binding not in listed, binding
   # The value in force (the binding's, the config's, the code's default), the meaning, the
   # default where the value is another, and what the setting's check allows.
@@ -67,7 +68,8 @@ def test_list_settings_of_an_apex_config_lists_its_learner_and_actors(documented
   assert "for Ape-X (train_eval.algorithm = 'apex')" in proc.stdout.splitlines()[0]
   for binding in documented:
     family = binding.partition(".")[0]
-    if family in ("ApexLearnerStep", "apex_actor", "apex_learner", "train_eval"):
+    if family in ("ApexLearnerStep", "apex_actor", "apex_learner", "train_eval",
+                  "apex_network", "apex_precision"):
       assert binding in listed, binding
     if family in ("paac", "ApexDpgLearnerStep"):
       assert binding not in listed, binding

@@ -81,11 +81,13 @@ def _literal(value, name):
 @dataclasses.dataclass(frozen=True)
 class Configurable:
   """A gin configurable of the package: its gin `name` (what a binding starts with), the
-  `module` that defines it, its `group` and its `settings` in signature order."""
+  `module` that defines it, its `group`, its `settings` in signature order and its gin
+  `namespace` (an algorithm's, e.g. 'apex' for `apex_network`, or the module's path)."""
   name: str
   module: str
   group: str
   settings: Tuple[Setting, ...]
+  namespace: str = ""
 
 
 def parameter_meanings(doc):
@@ -156,7 +158,7 @@ def configurables():
     settings = tuple(Setting(c.name, p.name, p.default, meanings.get(p.name, ""))
                      for p in config.settable_parameters(c))
     module = c.wrapped.__module__
-    found.append(Configurable(c.name, module, group_of(module), settings))
+    found.append(Configurable(c.name, module, group_of(module), settings, c.module or ""))
   return sorted(found, key=lambda c: (_group_key(c.group), c.name.lower()))
 
 
