@@ -108,6 +108,23 @@ def test_a_binding_of_no_setting_is_one_error_line_with_the_closest(tmp_path, bi
   assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("binding, expected", [
+    ("run_local.seed=3",
+     "error: run_local.seed (--gin_bindings): this setting was removed: the run's seed is "
+     "train_eval.seed."),
+    ("run_ray.address='auto'",
+     "error: run_ray.address (--gin_bindings): this setting was removed: the Ray cluster is "
+     "train_eval.ray_address.")])
+def test_a_binding_of_what_the_caller_passes_is_refused_naming_the_setting(tmp_path, binding,
+                                                                            expected):
+  # The launchers' seed and cluster come from train_eval: a binding of them was never read.
+  proc = run_module("paac_tf.train", "--gin_file=apex_cartpole.gin",
+                    "--root_dir=%s" % tmp_path, "--gin_bindings=" + binding, timeout=300)
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stderr.strip().splitlines()[-1] == expected
+  assert os.listdir(tmp_path) == []
+
+
 def test_a_gin_file_binding_of_no_setting_names_the_file(tmp_path):
   config = tmp_path / "mine.gin"
   config.write_text("include 'cartpole.gin'\npaac.learning_rat = 0.01\n")

@@ -38,6 +38,7 @@ from paac_tf.runners.apex import actor as actor_lib
 from paac_tf.runners.apex import learner as learner_lib
 from paac_tf.runners.apex import replay as replay_lib
 from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
 from paac_tf.bookkeeping import signals
 
 CONFIG_FILE = "apex_config.gin"
@@ -173,7 +174,11 @@ class ActorProcesses:
         p.wait()
 
 
-@checks.configurable(module="apex", denylist=["algorithm"])
+# The caller passes the run's seed: a binding of it here was never read.
+config.removed(("run_local",), "seed", "the run's seed is train_eval.seed")
+
+
+@checks.configurable(module="apex", denylist=["algorithm", "seed"])
 def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors: checks.Count = 2,
               port: checks.allows(checks.optional(checks.integer(1, 65535))) = None,
               checkpoint_replay: checks.Bool = True,
@@ -182,8 +187,8 @@ def run_local(root_dir, env_name, total_steps, seed=0, *, algorithm, num_actors:
   """Trains Ape-X on this machine (see the module docstring); returns the learner's result.
 
   Args:
-    seed: the run's seed (`train_eval.seed`, which the caller passes: a binding here is
-      ignored); each actor's is derived from it (`actor.actor_seed`).
+    seed: the run's seed (`train_eval.seed`, which the caller passes; not a setting of its
+      own); each actor's is derived from it (`actor.actor_seed`).
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     num_actors: N actor processes (each steps `apex_actor.num_envs` environments; the
       epsilon ladder spans all N * num_envs of them).

@@ -103,7 +103,12 @@ def _pin(ray, options, learner_node):
     options[role].setdefault("scheduling_strategy", strategy)
 
 
-@gin.configurable(module="apex", denylist=["algorithm"])
+# The caller passes the run's seed and cluster: bindings of them here were never read.
+config.removed(("run_ray",), "seed", "the run's seed is train_eval.seed")
+config.removed(("run_ray",), "address", "the Ray cluster is train_eval.ray_address")
+
+
+@gin.configurable(module="apex", denylist=["algorithm", "seed", "address"])
 def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm, num_actors=None,
             learner_node="driver", learner_options=None, replay_options=None,
             actor_options=None, replay_port=None, max_actor_restarts=20,
@@ -111,11 +116,11 @@ def run_ray(root_dir, env_name, total_steps, seed=0, address=None, *, algorithm,
   """Trains Ape-X on a Ray cluster (see the module docstring); returns the learner's result.
 
   Args:
-    seed: the run's seed (`train_eval.seed`, which the caller passes: a binding here is
-      ignored).
+    seed: the run's seed (`train_eval.seed`, which the caller passes; not a setting of its
+      own).
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) trained.
     address: the cluster ('auto', 'HOST:6379'), or None to start a Ray on this machine
-      (`train_eval.ray_address`, which the caller passes: a binding here is ignored).
+      (`train_eval.ray_address`, which the caller passes; not a setting of its own).
     num_actors: N actors (None: `run_local.num_actors`, which the configs set).
     learner_node: where learner and replay run: 'driver' (the node of this command), a
       node's IP, or None (placed by their options alone). Ignored for a role whose
