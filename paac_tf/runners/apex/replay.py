@@ -53,9 +53,10 @@ before the replay holds `learning_starts` items, where it made one per second) a
 drains of the actors' reports (one sampler per drain, about one drain a second: a sampler
 made for the reports present takes exactly those, where a long-lived one takes the next
 report out of the table before the drain that counts it, lost if the run ends first).
-A whole `apex_cartpole.gin` run (target reached at ~240k agent steps) printed 12 lines
-(5 for 26 pipelines, 7 for 120 drains); now 8 (1 pipeline, 7 for 102 drains): measure with
-`python -m paac_tf.train --gin_file=apex_cartpole.gin 2>&1 | grep -c "Sampler and server"`.
+Measured on the 2-core machine (2026-12-07): a whole `apex_cartpole.gin` run (its target
+reached after 2-3 minutes) printed 12 lines (5 for 26 pipelines, 7 for 120 drains), now 8
+(1 pipeline, 7 for 102 drains); with `train_eval.total_steps=20000`, 7 then 5. Count them
+with `python -m paac_tf.train --gin_file=apex_cartpole.gin 2>&1 | grep -c "Sampler and"`.
 The other processes (actors, the multi-host learner, the replay program, Ray's roles)
 sample over gRPC or read nothing back (`keep_serving` keeps the marker `start_server`
 published), so they print none, except one line from a server that restores a checkpoint
