@@ -71,6 +71,13 @@ def _result(log_text):
   return ast.literal_eval(match.group(1).replace("nan", "None"))
 
 
+def _reverb_lines(log_text):
+  """The tables named by Reverb's "Sampler and server are owned by the same process" lines,
+  one per line (which samplers print it and how often: runners/apex/replay.py)."""
+  return re.findall(r"Sampler and server are owned by the same process \(\d+\) so Table (\S+) ",
+                    log_text)
+
+
 def _port(log_text):
   return int(re.search(r"Reverb server on port (\d+)", log_text).group(1))
 
@@ -132,6 +139,10 @@ def test_two_actors_and_a_learner_solve_cartpole_and_survive_an_actor_kill(tmp_p
       launcher.wait()
   result = _result(text)
   assert result["reason"] == "target", result
+  # Only the learner samples the server of its own process: its replay pipeline (no new one
+  # per second while the replay fills) and its drains of the actors' reports.
+  tables = _reverb_lines(text)
+  assert set(tables) <= {"replay", "actor_stats"} and tables.count("replay") <= 2, tables
   assert last_stop.read(str(root))["reason"] == "target"
   assert result["average_return_low_epsilon"] >= 475.0, result
   assert result["actor_restarts"] >= 1, result
@@ -226,6 +237,9 @@ def test_multi_host_commands_replay_actor_learner_as_separate_programs(tmp_path)
     replay.send_signal(signal.SIGTERM)
     replay.wait(timeout=60)
     assert replay.returncode == 0
+    # No process samples a server of its own: none prints Reverb's in-process line.
+    for name in ("replay.log", "actor.log", "learner.log"):
+      assert _reverb_lines(read_text(tmp_path / name)) == [], name
   finally:
     for p in (learner, actor, replay):
       if p is not None and p.poll() is None:
@@ -260,6 +274,9 @@ def test_rerun_in_the_same_root_dir_resumes_from_the_checkpoint(tmp_path):
   (first, first_text), (second, text) = results
   assert first["reason"] == "done" and first["agent_steps"] >= 5000, first
   assert "Replay restored" not in first_text
+  # The restored server's durability marker is read back in its process: one line.
+  assert "durability" not in _reverb_lines(first_text)
+  assert _reverb_lines(text).count("durability") == 1, _reverb_lines(text)
   # Steps, weights and optimizer state come back (Adam steps once per learner step).
   assert "Resuming at agent step %d (learner step %d, optimizer step %d)" % (
       first["agent_steps"], first["updates"], first["updates"]) in text

@@ -4,8 +4,8 @@
 `train_eval`. It
   1. writes the whole gin configuration to root_dir/apex_config.gin (actors parse it);
   2. starts the Reverb server in this process (`replay.start_server`; the learner then
-     samples it without gRPC), restoring root_dir/replay_checkpoint
-     (`checkpoint_replay`, on by default);
+     samples it without gRPC, which Reverb notes on stderr: "Reverb's line" in replay.py),
+     restoring root_dir/replay_checkpoint (`checkpoint_replay`, on by default);
   3. starts N actors, `python -m paac_tf.commands.apex_actor ...` subprocesses connected to
      127.0.0.1:PORT, logging to root_dir/actors/actor_I.log; a monitor thread restarts an
      actor that dies (killed, or a non-zero exit status; at most `max_actor_restarts`

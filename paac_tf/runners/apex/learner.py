@@ -258,7 +258,8 @@ class _LearnerLoop:
     """The next prioritized batch, or None if none came for a while (the rate limiter
     held it back, or the server is gone)."""
     if self._sampler is None:
-      self._sampler = sampling.BackgroundSampler(self._make_dataset)
+      self._sampler = sampling.BackgroundSampler(self._make_dataset,
+                                                 ready=sampling.min_size_reached(self.client))
     return self._sampler.get(timeout_s=_SAMPLE_TIMEOUT_MS / 1000.0)
 
   def close_pipeline(self, wait_s=5.0):

@@ -40,6 +40,27 @@ the same port; actors and learner wait for it (`replay_client.wait_for_replay`, 
 `server_timeout_s`) and go on with it: restored from the newest checkpoint in
 --checkpoint_dir (a crash loses what came after it: set --checkpoint_interval_s), or empty
 (the learner then waits for `learning_starts` new transitions).
+
+Reverb's line: "[reverb/cc/client.cc:165] Sampler and server are owned by the same process
+(PID) so Table T is accessed directly without gRPC." Reverb 0.14 prints it to stderr
+(std::clog) when a sampler is made in the process that owns the server, at the 1st, 2nd,
+4th, 8th, ... such sampler (`REVERB_LOG_EVERY_POW_2`, one count in its Python client's
+library and one in its TensorFlow ops'): n samplers print floor(log2 n) + 1 lines. Its
+INFO level is not a level (no flag or environment variable turns it off without Reverb's
+errors), so what is ours is the number of samplers. Only the launcher's process samples
+its own server: the learner's replay pipeline (`sampling.BackgroundSampler` makes none
+before the replay holds `learning_starts` items, where it made one per second) and its
+drains of the actors' reports (one sampler per drain, about one drain a second: a sampler
+made for the reports present takes exactly those, where a long-lived one takes the next
+report out of the table before the drain that counts it, lost if the run ends first).
+Measured on the 2-core machine (2026-12-07): a whole `apex_cartpole.gin` run (its target
+reached after 2-3 minutes) printed 12 lines (5 for 26 pipelines, 7 for 120 drains), now 8
+(1 pipeline, 7 for 102 drains); with `train_eval.total_steps=20000`, 7 then 5. Count them
+with `python -m paac_tf.train --gin_file=apex_cartpole.gin 2>&1 | grep -c "Sampler and"`.
+The other processes (actors, the multi-host learner, the replay program, Ray's roles)
+sample over gRPC or read nothing back (`keep_serving` keeps the marker `start_server`
+published), so they print none, except one line from a server that restores a checkpoint
+(its marker is read back, `durability.start`).
 """
 import os
 import time
@@ -127,7 +148,7 @@ class _NoCheckpointer:
 def start_server(layout, port=None, checkpoint_dir=None, settings=None,
                  checkpoint_interval_s=0.0, extra_tables=()):
   """Starts the Reverb server and publishes its durability marker; returns it
-  (`server.port`, `server.stop()`).
+  (`server.port`, `server.stop()`; `server.durability_marker`: the marker published).
 
   Args:
     layout: the `replay_layout.ReplayLayout` of the run (gives the replay signature).
@@ -163,6 +184,7 @@ def start_server(layout, port=None, checkpoint_dir=None, settings=None,
   client = reverb.Client("127.0.0.1:%d" % server.port)
   marker = durability.start(client, bool(checkpoint_dir) and checkpoint_interval_s > 0)
   logging.info("Durability marker: %s", marker)
+  server.durability_marker = marker   # for `keep_serving`, which must not read it back
   if restoring:
     info = client.server_info(timeout=60)
     logging.info("Replay restored from the checkpoint in %s: %d transitions, %d weights "
@@ -216,7 +238,9 @@ def keep_serving(server, checkpoint_dir=None, checkpoint_interval_s=0.0):
   stop = signals.StopRequest(message="%s received: stopping the replay.")
   client = reverb.Client("127.0.0.1:%d" % server.port)
   next_checkpoint = time.monotonic() + checkpoint_interval_s if checkpoint_interval_s else None
-  marker = durability.read(client)
+  # The marker `start_server` published, not read back (a sampler in the server's own
+  # process: Reverb's line, see the module docstring).
+  marker = server.durability_marker
   try:
     while not stop.wait(1.0):
       if next_checkpoint is not None and time.monotonic() >= next_checkpoint:

@@ -19,10 +19,19 @@ class BackgroundSampler:
   `timeout_s` instead, so the learner keeps control (stop requests, actor reports, a lost
   server). A pipeline that ends (the rate limiter held samples back for its
   `rate_limiter_timeout_ms`) is replaced by a new one.
+
+  `ready`: if given, each pipeline is made only once `ready()` is true, polled every
+  `poll_s` (e.g. `min_size_reached`: no sampler can deliver before the replay holds its
+  `learning_starts` items). Without it a learner waiting for those items would make a new
+  pipeline every `rate_limiter_timeout_ms`, each a new Reverb sampler, and with the
+  server in its process each of those counts towards Reverb's line (replay.py).
   """
 
-  def __init__(self, make_dataset, queue_size=1, name="replay-sampler"):
+  def __init__(self, make_dataset, queue_size=1, name="replay-sampler", ready=None,
+               poll_s=0.25):
     self._make_dataset = make_dataset
+    self._ready = ready
+    self._poll_s = float(poll_s)
     self._queue = queue.Queue(maxsize=max(1, int(queue_size)))
     self._stop = threading.Event()
     self._error = None
@@ -32,6 +41,8 @@ class BackgroundSampler:
   def _run(self):
     try:
       while not self._stop.is_set():
+        if not self._wait_until_ready():
+          return
         iterator = iter(self._make_dataset())
         try:
           for batch in iterator:
@@ -49,6 +60,18 @@ class BackgroundSampler:
           iterator = None
     except Exception as e:  # pylint: disable=broad-except
       self._error = e
+
+  def _wait_until_ready(self):
+    """False if stopped first. A failing `ready` (the server gone) counts as not ready:
+    the learner finds a lost server by its own calls."""
+    while self._ready is not None and not self._stop.is_set():
+      try:
+        if self._ready():
+          return True
+      except Exception:  # pylint: disable=broad-except  (gRPC errors vary)
+        pass
+      self._stop.wait(self._poll_s)
+    return not self._stop.is_set()
 
   def get(self, timeout_s):
     """The next batch, or None if none came within `timeout_s`. If the pipeline failed:
@@ -77,6 +100,15 @@ class BackgroundSampler:
       pass
     self._thread.join(timeout=wait_s)
     return not self._thread.is_alive()
+
+
+def min_size_reached(client, table=replay_layout.REPLAY_TABLE, timeout_s=2):
+  """A `BackgroundSampler` `ready`: whether `table` holds its rate limiter's
+  `min_size_to_sample` items, without which no sample comes."""
+  def ready():
+    info = client.server_info(timeout=int(timeout_s))[table]
+    return info.current_size >= info.rate_limiter_info.min_size_to_sample
+  return ready
 
 
 def replay_dataset(server_address, layout, batch_size, table=replay_layout.REPLAY_TABLE,
