@@ -23,12 +23,7 @@ import urllib.request
 from absl import app
 from absl import flags
 
-_OUTPUT = flags.DEFINE_string("output", None, "Where to write the PNG.", required=True)
-_TAG_FILTER = flags.DEFINE_string(
-    "tag_filter", "Eval/AverageReturn|Metrics_vs_EnvironmentSteps/AverageReturn",
-    "TensorBoard's tag filter (a regex): the cards shown.")
-_SIZE = flags.DEFINE_string("window_size", "1500,640", "The browser window: width,height.")
-_CHROMIUM = flags.DEFINE_string("chromium", "chromium", "The Chromium program.")
+from paac_tf import errors
 
 # Flags for a root user on a machine with no network but loopback (no sandbox, no background
 # connections); --virtual-time-budget lets the page fetch and draw before the shot.
@@ -86,23 +81,30 @@ def screenshot(logdir, output, tag_filter, window_size="1500,640", chromium="chr
     shutil.rmtree(profile, ignore_errors=True)
 
 
+# --- command line -------------------------------------------------------------------------
+
+def _define_flags():
+  flags.DEFINE_string("output", None, "Where to write the PNG.", required=True)
+  flags.DEFINE_string("tag_filter", "Eval/AverageReturn|Metrics_vs_EnvironmentSteps/AverageReturn",
+                      "TensorBoard's tag filter (a regex): the cards shown.")
+  flags.DEFINE_string("window_size", "1500,640", "The browser window: width,height.")
+  flags.DEFINE_string("chromium", "chromium", "The Chromium program.")
+
+
 def main(argv):
+  FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) != 2:
-    print("error: give one run directory (its train/ holds the events)", file=sys.stderr)
-    return 2
+    raise errors.UserError("Give one run directory (its train/ holds the events).")
   run_dir = argv[1]
   logdir = os.path.join(run_dir, "train")
   if not os.path.isdir(logdir):
-    print("error: %s has no train/ folder of TensorBoard events" % run_dir, file=sys.stderr)
-    return 2
-  if shutil.which(_CHROMIUM.value) is None:
-    print("error: no %s program (Debian: apt-get install chromium)" % _CHROMIUM.value,
-          file=sys.stderr)
-    return 2
-  screenshot(logdir, _OUTPUT.value, _TAG_FILTER.value, _SIZE.value, _CHROMIUM.value)
-  print("Wrote %s" % _OUTPUT.value)
-  return 0
+    raise errors.UserError("%s has no train/ folder of TensorBoard events" % run_dir)
+  if shutil.which(FLAGS.chromium) is None:
+    raise errors.UserError("no %s program (Debian: apt-get install chromium)" % FLAGS.chromium)
+  screenshot(logdir, FLAGS.output, FLAGS.tag_filter, FLAGS.window_size, FLAGS.chromium)
+  print("Wrote %s" % FLAGS.output)
 
 
 if __name__ == "__main__":
-  app.run(main)
+  _define_flags()
+  app.run(main, flags_parser=errors.parse_flags)
