@@ -3,7 +3,8 @@ of two simulated nodes on this machine (`ray.cluster_utils.Cluster`, on loopback
 authentication on), the head offering the learner's resource and the second node the
 actors'. `python -m paac_tf.train` joins it as a user's command would:
   - learns CartPole with the actors on the second node, and an actor killed with
-    `ray.kill(..., no_restart=False)` is restarted by Ray and goes on;
+    `ray.kill(..., no_restart=False)` is restarted by Ray and goes on; the learner
+    evaluates while training, the last evaluation in the command's summary;
   - a learner killed mid-run ends the command with one `error:` line; the command run
     again in the same root_dir resumes from the learner's checkpoint.
 After each of these no Ray process is left (cluster shut down, checked with psutil).
@@ -152,7 +153,9 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
   log_path = tmp_path / "train.log"
   namespace = ray_connection.namespace_for(root)
   start = time.monotonic()
-  command = _start(root, cluster.address, PLACEMENT, log_path)
+  evaluation = ["--gin_bindings=apex_learner.eval_interval=25000",
+                "--gin_bindings=apex_learner.eval_episodes=2"]
+  command = _start(root, cluster.address, PLACEMENT + evaluation, log_path)
   try:
     places = [_wait_for(lambda i=i: _where(ray, ray_run.ACTOR_NAME % i, namespace), 240,
                         "actor %d" % i, command, log_path) for i in range(2)]
@@ -188,6 +191,10 @@ def test_two_nodes_learn_cartpole_with_actors_on_the_actor_node_and_survive_an_a
   assert os.listdir(root / "policies" / "cartpole_v1")
   for d in (root / "train", root / "actors" / "actor_0", root / "actors" / "actor_1"):
     assert any(n.startswith("events.out.tfevents") for n in os.listdir(d)), d
+  # The learner's evaluations while training, in its Ray worker: in the summaries, and the
+  # last one in the result the command's summary prints.
+  assert "Eval/AverageReturn" in read_text(root / "train" / "summaries.csv")
+  assert re.search(r"  Evaluation at agent step %d: mean return " % result["agent_steps"], text)
   operative = read_text(root / "operative_config.gin")
   assert "train_eval.launcher = 'ray'" in operative and "apex_learner.batch_size" in operative
   # Every process's bindings: the learner's, the replay's and the actors' sections.

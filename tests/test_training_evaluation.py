@@ -122,7 +122,7 @@ def test_the_summary_of_a_run_without_episodes_or_export():
       "Run summary: stopped by a signal at agent step 0 (0 updates, 0 episodes) in 1:02:05 "
       "(3725 s).",
       "  Training average return: no episode finished.",
-      "  Evaluation: none in this run (paac.eval_interval).",
+      "  Evaluation: none in this run.",
       "  Curves:   tensorboard --logdir /r/train",
       "  Plot:     python -m paac_tf.plot /r",
       "  Policy:   none exported yet."]

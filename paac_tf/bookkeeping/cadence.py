@@ -65,11 +65,13 @@ class Cadence:
     evaluate: evaluate(steps) -> the result dict of an evaluation of the policy of agent
       step `steps` (policies/training_evaluation.py), or None: no evaluation.
     eval_interval: agent steps between evaluations (None: at the end only).
+    eval_setting: the binding that sets `eval_interval` ('paac.eval_interval'), for the
+      run's summary (RunResult.eval_setting).
   """
 
   def __init__(self, root_dir, *, checkpoint_interval, export_interval, summary_interval,
                start_steps, saved, save, export, export_dir, network, finite_keys,
-               step_name="update", evaluate=None, eval_interval=None):
+               step_name="update", evaluate=None, eval_interval=None, eval_setting=None):
     self.writer = summaries.SummaryWriter(os.path.join(root_dir, "train"))
     self.summary_interval = int(summary_interval)
     self.checkpoint_interval = int(checkpoint_interval)
@@ -83,7 +85,7 @@ class Cadence:
     self._perf = (time.monotonic(), int(start_steps))
     self.trained = False   # whether an update ran in this process (after_update was called)
     self.policy_dir = None   # the newest export's version directory, once known
-    self._evaluate = evaluate
+    self._evaluate, self.eval_setting = evaluate, eval_setting
     self.eval_interval = int(eval_interval) if evaluate and eval_interval else None
     self.next_eval = (next_multiple(start_steps, self.eval_interval)
                       if self.eval_interval else None)
@@ -196,7 +198,7 @@ class Cadence:
                      average_return=window.average_return, reason=reason, extras=extras,
                      policy_dir=self.policy_dir or newest_version(self.export_dir),
                      episodes_averaged=len(window.returns), evaluation=self.last_evaluation,
-                     eval_seconds=round(self.eval_seconds, 3))
+                     eval_seconds=round(self.eval_seconds, 3), eval_setting=self.eval_setting)
 
 
 def newest_version(export_dir):

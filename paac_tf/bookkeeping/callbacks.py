@@ -6,10 +6,14 @@ A callback is any object with some of these methods (each optional):
                           update's metrics (`Losses/total`, ...) with `agent_steps`,
                           `updates` and, once episodes finished, `average_return` (the
                           last 100 episodes')
-  on_evaluation(result)   after each evaluation while training (`paac.eval_interval`): a
-                          dict with `agent_steps`, `mean`, `std`, `episodes`, `returns`,
-                          `lengths`, `wall_time_s`, ... (policies/training_evaluation.py)
+  on_evaluation(result)   after each evaluation while training (`paac.eval_interval`,
+                          `apex_learner.eval_interval`): a dict with `agent_steps`,
+                          `mean`, `std`, `episodes`, `returns`, `lengths`,
+                          `wall_time_s`, ... (policies/training_evaluation.py)
   on_end(result)          once, after the run: the `paac_tf.TrainResult`, with its summary
+
+On Ray (`train_eval.launcher = 'ray'`) the Ape-X learner runs in a process of its own,
+where none is installed: only `on_end` is called.
 
 `on_update` or `on_evaluation` returning False (not None) stops the run as a signal does:
 after the current update, with a checkpoint and the final export; the result's reason is

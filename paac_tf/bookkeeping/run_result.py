@@ -33,6 +33,8 @@ class RunResult:
     evaluation: the last evaluation while training (policies/training_evaluation.py: its
       agent_steps, mean, std, episodes, returns, ...), or None (none in this process).
     eval_seconds: the wall time this process spent evaluating.
+    eval_setting: the binding that sets the evaluation's cadence ('paac.eval_interval',
+      'apex_learner.eval_interval'), or None.
     wall_time_s: the wall time of the call (set by `paac_tf.train`).
   """
   agent_steps: int
@@ -47,6 +49,7 @@ class RunResult:
   episodes_averaged: int = 0
   evaluation: Optional[Dict[str, Any]] = None
   eval_seconds: float = 0.0
+  eval_setting: Optional[str] = None
   wall_time_s: Optional[float] = None
 
   def as_dict(self):
@@ -94,7 +97,8 @@ def summary_lines(result):
                      evaluation["agent_steps"], evaluation["mean"], evaluation["std"],
                      evaluation["episodes"]))
   else:
-    lines.append("  Evaluation: none in this run (paac.eval_interval).")
+    lines.append("  Evaluation: none in this run%s." % (
+        " (%s)" % result.eval_setting if result.eval_setting else ""))
   quote = shlex.quote
   if result.root_dir:
     train_dir = os.path.join(result.root_dir, "train")

@@ -96,15 +96,17 @@ class Harness:
     self.env_name, self.algorithm = env_name, algorithm
     self.cadence = None
 
-  def evaluator(self, make_model, observation_spec, episodes):
-    """An evaluation of `episodes` episodes by the protocol, acting as the exports do, on a
-    snapshot (a network from `make_model()` with the weights copied):
-    evaluator(network, agent_steps) -> its result (policies/training_evaluation.py)."""
-    preprocessing = run_settings.preprocessing_metadata(self.env_name,
-                                                        gin.operative_config_str())
-    return training_evaluation.TrainingEvaluator(
+  def evaluator(self, network, make_model, observation_spec, episodes):
+    """evaluate(agent_steps) -> the result of an evaluation of `network`'s policy by the
+    protocol, `episodes` episodes acting as the exports do, on a snapshot (a network from
+    `make_model()` with `network`'s weights copied; policies/training_evaluation.py)."""
+    # The bindings, not the operative config: a process that builds no training
+    # environment (the Ape-X learner's) has no make_environment in its operative config.
+    preprocessing = run_settings.preprocessing_metadata(self.env_name, gin.config_str())
+    evaluator = training_evaluation.TrainingEvaluator(
         self.algorithm, self.env_name, observation_spec, make_model, episodes,
         greedy=self.export.greedy, preprocessing=preprocessing)
+    return lambda agent_steps: evaluator(network, agent_steps)
 
   def restore(self):
     """Restores the latest checkpoint, if any (whether one was): the trackables, the
@@ -136,11 +138,12 @@ class Harness:
 
   def make_cadence(self, *, checkpoint_interval, export_interval, summary_interval,
                    start_steps, export, network, finite_keys, step_name="update", save=None,
-                   evaluate=None, eval_interval=None):
+                   evaluate=None, eval_interval=None, eval_setting=None):
     """The run's `cadence.Cadence`: `export(steps)` exports the policy of agent step
     `steps` (usually through `self.export`), `save` (default `self.save`) checkpoints it,
     `evaluate(steps)` (None: none) evaluates it every `eval_interval` agent steps and at
-    the end (usually `self.evaluator`'s, on `network`)."""
+    the end (usually `self.evaluator`'s, on `network`); `eval_setting`: the binding of
+    `eval_interval`, named by the run's summary."""
     # saved: a new run stopped before its first update still saves its step 0.
     self.cadence = cadence_lib.Cadence(
         self.root_dir, checkpoint_interval=checkpoint_interval,
@@ -148,5 +151,5 @@ class Harness:
         start_steps=start_steps, saved=self.checkpointer.manager.latest_checkpoint is not None,
         save=save or self.save, export=export, export_dir=self.export_dir, network=network,
         finite_keys=finite_keys, step_name=step_name, evaluate=evaluate,
-        eval_interval=eval_interval)
+        eval_interval=eval_interval, eval_setting=eval_setting)
     return self.cadence

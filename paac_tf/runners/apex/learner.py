@@ -24,8 +24,11 @@ checkpoint saved, one `error: ...` line, exit status 3. Replay calls that have n
 deadline of their own run on helper threads (`call_thread.CallThread`,
 `sampling.BackgroundSampler`), so a lost server never hangs the loop.
 
+Evaluation while training (`eval_interval`): the evaluation protocol on a snapshot of the
+policy network, in this process; the learner pauses meanwhile (actors wait at the rate limiter).
+
 Outputs under root_dir/train: TensorBoard summaries (Losses/, Optimizer/, Q/, Replay/,
-Perf/, Metrics/ from the actors' reports), checkpoints (ckpt-<agent step>; resumed
+Perf/, Metrics/ from the actors' reports, Eval/), checkpoints (ckpt-<agent step>; resumed
 automatically) and run_config.json; SavedModels under root_dir/policies/<model_name>/.
 """
 import collections
@@ -58,6 +61,9 @@ from paac_tf.bookkeeping import threads
 _SAMPLE_TIMEOUT_MS = 1000
 # Deadline of the learner's calls to the replay server (info, reports, priorities, weights).
 _RPC_TIMEOUT_S = 10
+# The evaluation's default cadence (apex_learner.eval_interval; apex_dpg.gin's export_interval);
+# its cost: docs/apex.md, "Evaluation while training".
+EVAL_INTERVAL = 500_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +75,7 @@ class LoopSettings:
   summary_interval: int
   checkpoint_interval: int
   export_interval: Optional[int]
+  eval_interval: Optional[int]
   target: stop_target.StopTarget
   low_epsilon: float
   prefetch: int
@@ -77,12 +84,14 @@ class LoopSettings:
   server_timeout_s: float
 
 
-@checks.configurable(module="apex", denylist=["algorithm"])
+@checks.configurable(module="apex", denylist=["algorithm", "stop", "health_check", "on_finished"])
 def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, seed=0,
                  batch_size: checks.Count = 512, publish_interval: checks.Count = 25,
                  summary_interval: checks.Count = 100,
                  checkpoint_interval: checks.Count = 1_000_000,
                  keep_checkpoints: checks.Count = 3, export_interval: checks.OptionalCount = None,
+                 eval_interval: checks.OptionalCount = EVAL_INTERVAL,
+                 eval_episodes: checks.Count = 10,
                  stop_at_average_return: checks.OptionalNumber = None,
                  target_env_name: stop_target.TargetEnvName = None,
                  low_epsilon: checks.NonNegative = actor_reports.DEFAULT_LOW_EPSILON,
@@ -108,6 +117,11 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     checkpoint_interval: agent steps between checkpoints.
     keep_checkpoints: the newest checkpoints kept (older ones are deleted).
     export_interval: agent steps between SavedModel exports (None: at the end only).
+    eval_interval: agent steps between evaluations while training, on a snapshot (Eval/*;
+      the learner pauses), and one at the end of a run past the first; None: none. 500,000:
+      0.3% of apex_dpg_small.gin's time (docs/apex.md, Atari's too; `python -m
+      tools.bench.eval_cost --gin_file=apex_dpg_small.gin`).
+    eval_episodes: the episodes of each evaluation while training.
     stop_at_average_return: stop once the last 100 episodes played at epsilon <=
       `low_epsilon` (by any actor's environments) average at least this: they stand in for
       the greedy policy (`actor_reports.ActorReports.low_epsilon_window`); on
@@ -173,17 +187,17 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
       total_steps=int(total_steps), batch_size=int(batch_size),
       publish_interval=int(publish_interval), summary_interval=int(summary_interval),
       checkpoint_interval=int(checkpoint_interval), export_interval=export_interval,
-      target=target,
-      low_epsilon=float(low_epsilon),
-      prefetch=int(prefetch),
-      dataset_workers=int(dataset_workers), report_interval_s=float(report_interval_s),
-      server_timeout_s=float(server_timeout_s))
+      eval_interval=eval_interval, target=target, low_epsilon=float(low_epsilon),
+      prefetch=int(prefetch), dataset_workers=int(dataset_workers),
+      report_interval_s=float(report_interval_s), server_timeout_s=float(server_timeout_s))
   loop = _LearnerLoop(
       algorithm=algorithm, client=client, replay_address=replay_address, root_dir=root_dir,
-      env_name=env_name,
-      observation_spec=observation_spec, run_config=run_config, layout=layout, step=step,
-      harness_run=harness_run,
-      settings=settings, stop=stop, health_check=health_check)
+      env_name=env_name, observation_spec=observation_spec, run_config=run_config,
+      layout=layout, step=step, harness_run=harness_run, settings=settings, stop=stop,
+      health_check=health_check,
+      evaluate=None if eval_interval is None else harness_run.evaluator(
+          step.policy_network, lambda: algorithm.build_network(run_config["network_spec"]),
+          observation_spec, eval_episodes))
   try:
     return loop.run()
   finally:
@@ -207,11 +221,12 @@ class _LearnerLoop:
       agent steps and episodes (restored by a resumed run), its cadence and exports.
     settings: `LoopSettings`.
     stop, health_check: as for `apex_learner`.
+    evaluate: evaluate(agent_steps), the evaluation while training (Harness.evaluator), or None.
   """
 
   def __init__(self, *, algorithm, client, replay_address, root_dir, env_name, observation_spec,
-               run_config, layout, step, harness_run, settings,
-               stop=None, health_check=None):
+               run_config, layout, step, harness_run, settings, stop=None, health_check=None,
+               evaluate=None):
     self.algorithm = algorithm
     self.client, self.replay_address = client, replay_address
     self.root_dir, self.env_name = root_dir, env_name
@@ -226,7 +241,8 @@ class _LearnerLoop:
         export_interval=settings.export_interval, summary_interval=settings.summary_interval,
         start_steps=self.reports.agent_steps, save=self._save_checkpoint,
         export=self._export_policy, network=step.network,
-        finite_keys=step.finite_metric_keys, step_name="learner step")
+        finite_keys=step.finite_metric_keys, step_name="learner step", evaluate=evaluate,
+        eval_interval=settings.eval_interval, eval_setting="apex_learner.eval_interval")
     self.writer = self.cadence.writer
     self.progress = progress_lib.Progress(settings.total_steps,
                                           start_step=self.reports.agent_steps)
@@ -361,7 +377,7 @@ class _LearnerLoop:
     self.reports.drain(self.client, info=infos, calls=self._calls, timeout_s=_RPC_TIMEOUT_S)
     if self.health_check is not None:
       self.health_check(self.reports)
-    now = time.monotonic()
+    now = time.monotonic() - self.cadence.eval_seconds   # Perf/*: training's, not evaluating
     info = infos[replay_layout.REPLAY_TABLE]
     inserts = info.rate_limiter_info.insert_stats.completed
     self._perf.append((now, self.learner_steps, self.reports.agent_steps, inserts))

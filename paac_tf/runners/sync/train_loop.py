@@ -73,8 +73,11 @@ def run(algorithm, root_dir, env, total_steps, seed, launcher="local", ray_addre
           summary_interval=settings.summary_interval, start_steps=books.steps,
           export=lambda at: books.export(model, obs_spec, at, network=settings.network),
           network=model, finite_keys=("Losses/total", "Optimizer/global_norm"),
-          evaluate=_evaluator(algorithm, books, model, action_spec, obs_spec, settings, seed),
-          eval_interval=settings.eval_interval)
+          evaluate=None if settings.eval_interval is None else books.evaluator(
+              model, lambda: algorithm.make_model(action_spec, obs_spec, settings, seed=seed),
+              obs_spec, settings.eval_episodes),
+          eval_interval=settings.eval_interval,
+          eval_setting="%s.eval_interval" % settings.namespace)
 
       act, bootstrap_values, train_step = compile_calls(algorithm, model, optimizer, rng,
                                                         settings)
@@ -157,17 +160,6 @@ def _train(envs, act, bootstrap_values, train_step, metric_names, t_max, total_s
   logging.info("Stopped (%s) at agent step %d; average return of the last %d episodes: %.2f",
                reason, steps, len(window.returns), window.average_return)
   return result
-
-
-def _evaluator(algorithm, books, model, action_spec, obs_spec, settings, seed):
-  """evaluate(steps): the evaluation while training of `model` at agent step `steps`
-  (`settings.eval_interval` None: no evaluation), on a snapshot of the same architecture."""
-  if settings.eval_interval is None:
-    return None
-  evaluator = books.evaluator(
-      lambda: algorithm.make_model(action_spec, obs_spec, settings, seed=seed), obs_spec,
-      settings.eval_episodes)
-  return lambda steps: evaluator(model, steps)
 
 
 def check_config(algorithm, bound):
