@@ -112,6 +112,9 @@ def test_a_binding_of_no_setting_is_one_error_line_with_the_closest(tmp_path, bi
     ("run_local.seed=3",
      "error: run_local.seed (--gin_bindings): this setting was removed: the run's seed is "
      "train_eval.seed."),
+    ("apex_learner.seed=3",
+     "error: apex_learner.seed (--gin_bindings): this setting was removed: the run's seed is "
+     "train_eval.seed."),
     ("run_ray.address='auto'",
      "error: run_ray.address (--gin_bindings): this setting was removed: the Ray cluster is "
      "train_eval.ray_address.")])

@@ -50,6 +50,7 @@ from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
 from paac_tf.runners.apex import weights as weights_lib
 from paac_tf.bookkeeping import checks
+from paac_tf.bookkeeping import config
 from paac_tf.bookkeeping import progress as progress_lib
 from paac_tf.bookkeeping import signals
 from paac_tf.bookkeeping import stop_target
@@ -84,7 +85,12 @@ class LoopSettings:
   server_timeout_s: float
 
 
-@checks.configurable(module="apex", denylist=["algorithm", "stop", "health_check", "on_finished"])
+# The callers pass the run's seed: a binding of it here was never read.
+config.removed(("apex_learner",), "seed", "the run's seed is train_eval.seed")
+
+
+@checks.configurable(module="apex", denylist=["algorithm", "seed", "stop", "health_check",
+                                              "on_finished"])
 def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, seed=0,
                  batch_size: checks.Count = 512, publish_interval: checks.Count = 25,
                  summary_interval: checks.Count = 100,
@@ -110,7 +116,7 @@ def apex_learner(replay_address, root_dir, env_name, total_steps, *, algorithm, 
     algorithm: the `ReplayAlgorithm` (algorithms/replay/algorithm.py) whose update the learner runs.
     total_steps: agent steps (summed over actors) to train for.
     seed: the run's seed, of the initial weights (`train_eval.seed` or the command's --seed,
-      which the callers pass: a binding here is ignored).
+      which the callers pass; not a setting of its own).
     batch_size: prioritized batch size (Ape-X: 512).
     publish_interval: learner steps between weight publications.
     summary_interval: learner steps between loss summaries.
