@@ -58,7 +58,7 @@ def wait_for_tags(port, timeout_s=60.0):
     except OSError:
       pass
     time.sleep(1.0)
-  raise RuntimeError("TensorBoard served no scalars within %.0f s" % timeout_s)
+  raise errors.UserError("TensorBoard served no scalars within %.0f s" % timeout_s)
 
 
 def screenshot(logdir, output, tag_filter, window_size="1500,640", chromium="chromium"):
