@@ -112,17 +112,26 @@ def test_a_short_run_evaluates_while_training_and_ends_with_the_last_evaluation(
                                                                                name):
   _, _, gin_file = CASES[name]
   heard = Evaluations()
+  # The replay's rate limiter ties the actor to the learner: each transition is sampled 32
+  # times (one batch), and the actor may run only error_buffer / 32 = 2 transitions (and
+  # its unsent chunks) ahead, so the budget takes thousands of learner steps, seconds on any
+  # machine, over which actor and learner report and drain 5 times a second. (With
+  # the config's 2 samples per insert, an idle machine's actor played the whole budget
+  # within the learner's first second, before any report: only the final evaluation came.)
   result = paac_tf.train(gin_file, {
       "train_eval.total_steps": 3000, "run_local.num_actors": 1,
       "apex_replay.learning_starts": 200, "apex_replay.capacity": 10000,
+      "apex_replay.samples_per_insert": 32.0, "apex_replay.error_buffer": 64.0,
+      "apex_actor.report_interval_s": 0.2, "apex_learner.report_interval_s": 0.2,
       "apex_learner.batch_size": 32, "apex_learner.stop_at_average_return": None,
       "apex_learner.eval_interval": 1000, "apex_learner.eval_episodes": 2},
       root_dir=str(tmp_path / "run"), callbacks=[heard])
-  assert result.reason == "done" and result.updates > 0, result
+  assert result.reason == "done" and result.updates > 1000, result
   steps = [e["agent_steps"] for e in heard.results]
-  # One evaluation per 1,000 agent steps reached after the first learner step (the actors
-  # report theirs every second, so some multiples may be passed at once), and one at the end.
-  assert len(steps) >= 2 and steps == sorted(set(steps)) and steps[0] >= 1000, steps
+  # One evaluation when a multiple of 1,000 agent steps is passed (at a drain of the actors'
+  # reports, so 1,000 to 1,000 + what a fifth of a second adds), and one at the end.
+  assert len(steps) >= 3 and steps == sorted(set(steps)) and steps[0] >= 1000, steps
+  assert steps[-2] < 3000 <= steps[-1], steps
   assert steps[-1] == result.agent_steps and result.evaluation == heard.results[-1]
   assert all(e["episodes"] == 2 for e in heard.results)
   assert result.eval_seconds == pytest.approx(sum(e["wall_time_s"] for e in heard.results),
