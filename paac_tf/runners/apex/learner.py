@@ -45,6 +45,7 @@ from paac_tf.envs import environment
 from paac_tf.runners import harness
 from paac_tf.runners.apex import actor_reports
 from paac_tf.runners.apex import call_thread
+from paac_tf.runners.apex import learner_rates
 from paac_tf.runners.apex import replay_client
 from paac_tf.runners.apex import replay_layout
 from paac_tf.runners.apex import sampling
@@ -258,7 +259,7 @@ class _LearnerLoop:
     self._saved_updates = None    # the learner steps of the last checkpoint saved
     self.reconnects = 0
     self._metrics = None
-    self._perf = collections.deque(maxlen=2)   # (time, learner steps, agent steps, items)
+    self._perf = collections.deque(maxlen=2)   # learner_rates.Tally of the last two passes
 
   # --- helpers ------------------------------------------------------------------------------
   @property
@@ -385,18 +386,12 @@ class _LearnerLoop:
       self.health_check(self.reports)
     now = time.monotonic() - self.cadence.eval_seconds   # Perf/*: training's, not evaluating
     info = infos[replay_layout.REPLAY_TABLE]
-    inserts = info.rate_limiter_info.insert_stats.completed
-    self._perf.append((now, self.learner_steps, self.reports.agent_steps, inserts))
     steps = self.learner_steps
+    self._perf.append(learner_rates.Tally(now, steps, self.reports.agent_steps,
+                                          info.rate_limiter_info.insert_stats.completed))
     values = {"Replay/size": info.current_size}
     if len(self._perf) == 2:
-      (t0, l0, e0, i0), (t1, l1, e1, i1) = self._perf
-      dt = max(t1 - t0, 1e-9)
-      values.update({"Perf/learner_steps_per_second": (l1 - l0) / dt,
-                     "Perf/agent_steps_per_second": (e1 - e0) / dt,
-                     "Perf/inserts_per_second": (i1 - i0) / dt})
-      if i1 > i0:
-        values["Replay/samples_per_insert"] = (l1 - l0) * self.settings.batch_size / (i1 - i0)
+      values.update(learner_rates.rates(*self._perf, self.settings.batch_size))
     self.writer.scalars(values, steps)
     window = self.reports.window
     self.writer.episode_metrics(window, steps, self.reports.agent_steps)
