@@ -115,9 +115,9 @@ def test_a_short_run_evaluates_while_training_and_ends_with_the_last_evaluation(
   # The replay's rate limiter ties the actor to the learner: each transition is sampled 32
   # times (one batch), and the actor may run only error_buffer / 32 = 2 transitions (and
   # its unsent chunks) ahead, so the budget takes thousands of learner steps, seconds on any
-  # machine, over which actor and learner report and drain 5 times a second. (With
-  # the config's 2 samples per insert, an idle machine's actor played the whole budget
-  # within the learner's first second, before any report: only the final evaluation came.)
+  # machine, over which actor and learner report and drain 5 times a second. (At the
+  # config's 2 samples per insert, a fast machine's actor can play the whole budget before
+  # the learner's first drain, which leaves only the final evaluation.)
   result = paac_tf.train(gin_file, {
       "train_eval.total_steps": 3000, "run_local.num_actors": 1,
       "apex_replay.learning_starts": 200, "apex_replay.capacity": 10000,
