@@ -21,6 +21,9 @@ __all__ = ["train", "load_policy", "make_env", "TrainResult", "Policy"]
 def __getattr__(name):
   """PEP 562: the API's names, imported from paac_tf.api when first asked for."""
   if name in __all__:
+    missing = _stacks.missing_unpinned()
+    if missing:   # a pip install without the current stack's --no-deps step
+      raise ImportError(_stacks.unpinned_message(missing))
     # Lazy: `import paac_tf` imports neither TensorFlow nor anything else heavy.
     from paac_tf import api  # pylint: disable=import-outside-toplevel
     return getattr(api, name)

@@ -22,7 +22,10 @@ from absl import app
 from absl import flags
 
 from paac_tf import errors
+from paac_tf import stacks
 from paac_tf.bookkeeping import startup
+
+stacks.exit_if_unpinned_missing()   # before the imports below, which need tf-agents
 
 startup.quiet_tensorflow()   # before the import below loads TensorFlow
 from paac_tf.policies import evaluation  # noqa: E402

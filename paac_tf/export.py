@@ -18,9 +18,12 @@ from absl import app
 from absl import flags
 
 from paac_tf import errors
+from paac_tf import stacks
 from paac_tf.bookkeeping import root_dirs
 from paac_tf.bookkeeping import run_lock
 from paac_tf.bookkeeping import startup
+
+stacks.exit_if_unpinned_missing()   # before main's imports, which need tf-agents
 
 
 def _define_flags():

@@ -27,6 +27,12 @@ STACKS = (
 )
 REFERENCE, CURRENT = STACKS
 LEGACY_KERAS = "TF_USE_LEGACY_KERAS"
+# The current stack's requirements installed with `pip install --no-deps` (they are
+# requirements-no-deps.txt; setup.py cannot name them: tf-agents 0.19.0 pins
+# tensorflow-probability ~0.23 and gym <= 0.23, which TensorFlow 2.20-2.21 refuse), each with
+# the module it installs.
+UNPINNED = (("tf-agents==0.19.0", "tf_agents"), ("gym==0.23.0", "gym"),
+            ("gym_notices==0.1.0", "gym_notices"))
 
 
 def _python(version):
@@ -71,6 +77,32 @@ def select_keras_2(environ=None, version=None):
   stack = stack_for(version)
   if stack is not None and stack.name == CURRENT.name:
     environ[LEGACY_KERAS] = "1"
+
+
+def missing_unpinned(version=None, find_spec=importlib.util.find_spec):
+  """The requirements of UNPINNED whose module is not installed, on the current stack (none
+  on the reference stack, where pip installs tf-agents with its pins)."""
+  stack = stack_for(version)
+  if stack is None or stack.name != CURRENT.name:
+    return []
+  return [requirement for requirement, module in UNPINNED if find_spec(module) is None]
+
+
+def unpinned_message(missing):
+  """What a command says when `missing` (requirements of UNPINNED) are not installed."""
+  return ("Not installed: %s. On Python 3.12-3.13 (the current stack) they are installed "
+          "after paac_tf, without their pins: pip install --no-deps %s (make does it; "
+          "docs/install.md)." % (", ".join(missing), " ".join(missing)))
+
+
+def exit_if_unpinned_missing():
+  """A command's first check, before the imports that need tf-agents: one line `error: ...`
+  and exit status 2 if UNPINNED's requirements are missing here (a pip install without its
+  --no-deps step)."""
+  missing = missing_unpinned()
+  if missing:
+    sys.stderr.write("error: %s\n" % unpinned_message(missing))
+    sys.exit(2)
 
 
 def has_reverb():

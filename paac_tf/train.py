@@ -55,6 +55,10 @@ if __name__ == "__main__":
   # First of all, before the heavy imports: a stop request during the start-up counts too.
   signals.install_for_process(before_run=_stopped_before_the_run)
 
+from paac_tf import stacks  # noqa: E402
+
+stacks.exit_if_unpinned_missing()   # before the imports below, which need tf-agents
+
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402

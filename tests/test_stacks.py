@@ -75,10 +75,62 @@ def test_the_makefile_installs_the_no_deps_requirements_on_the_current_stack():
   with open(os.path.join(REPO, "requirements-no-deps.txt"), encoding="utf-8") as f:
     pinned = [line.split("==")[0] for line in f if line.strip() and not line.startswith("#")]
   assert pinned == ["tf-agents", "gym", "gym_notices"]
+  with open(os.path.join(REPO, "requirements-no-deps.txt"), encoding="utf-8") as f:
+    lines = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+  assert lines == [requirement for requirement, _ in stacks.UNPINNED]
   with open(os.path.join(REPO, "Makefile"), encoding="utf-8") as f:
     makefile = f.read()
   assert "pip install --no-deps -r requirements-no-deps.txt" in makefile
   assert '$(PYTHON) -c "import paac_tf"' in makefile   # the version check stops make first
+
+
+@pytest.mark.parametrize("version, absent, expected", [
+    ((3, 12), {"tf_agents"}, ["tf-agents==0.19.0"]),
+    ((3, 13), {"gym", "gym_notices"}, ["gym==0.23.0", "gym_notices==0.1.0"]),
+    ((3, 12), set(), []),
+    ((3, 11), {"tf_agents", "gym"}, [])])   # the reference stack installs them with pip
+def test_the_unpinned_requirements_missing_are_named(version, absent, expected):
+  def find_spec(module):
+    return None if module in absent else object()
+  assert stacks.missing_unpinned(version, find_spec) == expected
+
+
+def test_the_missing_unpinned_message_is_the_command_to_run():
+  assert stacks.unpinned_message(["tf-agents==0.19.0", "gym==0.23.0"]) == (
+      "Not installed: tf-agents==0.19.0, gym==0.23.0. On Python 3.12-3.13 (the current "
+      "stack) they are installed after paac_tf, without their pins: pip install --no-deps "
+      "tf-agents==0.19.0 gym==0.23.0 (make does it; docs/install.md).")
+
+
+# A pip install without the current stack's --no-deps step, on either stack: Python 3.12 as
+# the version check sees it and tf-agents unimportable (sys.modules[name] = None hides it from
+# importlib.util.find_spec); the process ends before anything loads TensorFlow.
+_WITHOUT_TF_AGENTS = ("import runpy, sys; sys.version_info = (3, 12, 0, 'final', 0); "
+                      "sys.modules['tf_agents'] = None; ")
+
+
+@pytest.mark.parametrize("command, flags", [
+    ("paac_tf.train", ["--gin_file=cartpole.gin"]),
+    ("paac_tf.evaluate", ["--policy_dir=nowhere"]),
+    ("paac_tf.export", ["--root_dir=nowhere"])])
+def test_a_command_without_tf_agents_on_the_current_stack_is_one_error_line(command, flags,
+                                                                            tmp_path):
+  code = _WITHOUT_TF_AGENTS + "sys.argv = %r; runpy.run_module(%r, run_name='__main__', " \
+      "alter_sys=True)" % ([command] + flags, command)
+  proc = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True,
+                        text=True, timeout=120, check=False)
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stderr == "error: %s\n" % stacks.unpinned_message(["tf-agents==0.19.0"])
+  assert os.listdir(str(tmp_path)) == []   # nothing made
+
+
+def test_the_api_without_tf_agents_on_the_current_stack_says_what_to_install():
+  code = _WITHOUT_TF_AGENTS + (
+      "import paac_tf\ntry:\n  paac_tf.train\nexcept ImportError as e:\n  print(e)\n"
+      "print('tensorflow' in sys.modules)")
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                        timeout=120, check=True)
+  assert proc.stdout == "%s\nFalse\n" % stacks.unpinned_message(["tf-agents==0.19.0"])
 
 
 @pytest.mark.parametrize("version", [(3, 8), (3, 14)])
