@@ -277,6 +277,17 @@ def test_quick_start_evaluations_are_their_eval_files_and_not_the_training_avera
         folder, evaluated, means)
 
 
+def test_an_evaluation_without_a_recount_is_read_as_it_is_without_a_warning(tmp_path, caplog):
+  path = str(tmp_path / "eval.json")
+  data = {"mean": 1.0, "returns": [1.0]}
+  assert run_groups.with_distinct_episodes(path, data) == data
+  assert not [r for r in caplog.records if r.levelname == "WARNING"]
+  with open(str(tmp_path / run_groups.DISTINCT_EPISODES), "w") as f:
+    json.dump({"returns": [1.0], "distinct_episodes": 1, "replays": False}, f)
+  assert run_groups.with_distinct_episodes(path, data) == dict(data, distinct_episodes=1,
+                                                               replays=False)
+
+
 def test_a_score_from_replayed_games_says_so_where_it_is_shown():
   """An evaluation whose episodes replay a few games (evaluation.py's `replays`, or a
   distinct_episodes.json recount of it) is marked on every line that shows its mean."""

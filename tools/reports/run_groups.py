@@ -51,9 +51,10 @@ def with_distinct_episodes(path, data):
   """The evaluation `data` (read from `path`) with how many of its episodes are distinct,
   from the DISTINCT_EPISODES beside it where the evaluation predates that count and the file
   holds the same returns (the same policy, seeds and episodes evaluated again)."""
-  if "replays" in data:
+  recount_path = os.path.join(os.path.dirname(path), DISTINCT_EPISODES)
+  if "replays" in data or not os.path.isfile(recount_path):   # most runs have no recount
     return data
-  recount = events.read_json(os.path.join(os.path.dirname(path), DISTINCT_EPISODES))
+  recount = events.read_json(recount_path)
   if not recount or recount.get("returns") != data.get("returns"):
     return data
   return dict(data, **{k: recount[k] for k in _DISTINCT_KEYS if k in recount})
