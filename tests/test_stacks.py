@@ -73,11 +73,9 @@ def test_python_requires_spans_both_stacks():
 
 def test_the_makefile_installs_the_no_deps_requirements_on_the_current_stack():
   with open(os.path.join(REPO, "requirements-no-deps.txt"), encoding="utf-8") as f:
-    pinned = [line.split("==")[0] for line in f if line.strip() and not line.startswith("#")]
-  assert pinned == ["tf-agents", "gym", "gym_notices"]
-  with open(os.path.join(REPO, "requirements-no-deps.txt"), encoding="utf-8") as f:
-    lines = [line.strip() for line in f if line.strip() and not line.startswith("#")]
-  assert lines == [requirement for requirement, _ in stacks.UNPINNED]
+    pinned = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+  assert [line.split("==")[0] for line in pinned] == ["tf-agents", "gym", "gym_notices"]
+  assert pinned == [requirement for requirement, _ in stacks.UNPINNED]   # the commands' check
   with open(os.path.join(REPO, "Makefile"), encoding="utf-8") as f:
     makefile = f.read()
   assert "pip install --no-deps -r requirements-no-deps.txt" in makefile
