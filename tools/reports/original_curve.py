@@ -15,7 +15,7 @@ Writes into --output_dir:
                   folder): its seed, the loop it ran on (LOOP_COMMIT: the loop in the
                   original code's order, or the one before it), the agent step where its
                   training average first reaches JUMP, and its training averages at
-                  TABLE_STEPS; then, for --run,
+                  TABLE_STEPS, and every evaluation in its folder; then, for --run,
                   per read global step: the original's value and the extents of its line and
                   bands in that image column; our training average (last 100 episodes) at
                   the last summary at or before that agent step (where the run went that
@@ -26,7 +26,8 @@ Writes into --output_dir:
                   eval.json); then a paragraph stub with these differences, for a person
                   to add the judgement;
   comparison.png  every run's training average against agent steps, labelled with its seed
-                  and loop; the original's read values with their bands as bars.
+                  and loop, and its evaluations as squares in its colour; the original's
+                  read values with their bands as bars.
 Without the run (not yet published) the table has the original's values only.
 """
 import os
@@ -156,11 +157,19 @@ def reached(curve, steps):
   return curve.frames[-1] >= REACHED * steps * ref.FRAMES_PER_AGENT_STEP
 
 
+def evaluations_text(run):
+  """'20M: mean ± std (s.e. x); ...' of every evaluation in the run's folder, by step."""
+  evaluations = sorted(run.evaluations().items())
+  return "; ".join("%s: %s" % (rt.human_count(steps), rt.mean_std_se(record.evaluation))
+                   for steps, record in evaluations) or "—"
+
+
 def runs_lines(runs):
   """The table of `qbert_runs`: one row per run."""
   head = ["run", "seed", "loop", "commit", "first training average >= %s (agent step)"
           % rt.human_count(JUMP)] + ["training average at %s" % rt.human_count(s)
-                                      for s in TABLE_STEPS]
+                                      for s in TABLE_STEPS] + [
+              "evaluations of its policies (30 no-op starts), at agent step"]
   body = []
   for run, curve in runs:
     commit = run.info.get("commit")
@@ -168,7 +177,7 @@ def runs_lines(runs):
     body.append([run.name, str(run.seed), loop_of(commit), (commit or "?")[:7],
                  rt.human_count(jump) if jump is not None else "not reached"] + [
                      "%.0f" % ours_at(curve, s)[1] if reached(curve, s) else "—"
-                     for s in TABLE_STEPS])
+                     for s in TABLE_STEPS] + [evaluations_text(run)])
   return rt.markdown_table(head, body)
 
 
@@ -176,33 +185,36 @@ def run_label(run):
   return "%s (seed %d, %s)" % (run.name, run.seed, loop_of(run.info.get("commit")))
 
 
-def plot(rows, runs, path, label):
+def plot(rows, runs, path):
   # Lazy: matplotlib is the optional [plot] extra, loaded only to draw a figure.
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   # Lazy: pyplot after matplotlib.use() (above) has chosen the backend.
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-  fig, ax = plt.subplots(figsize=(8, 4.8))
+  fig, ax = plt.subplots(figsize=(8, 6.4))
   for color, (run, curve) in enumerate(runs):
     ax.plot([f / ref.FRAMES_PER_AGENT_STEP / 1e6 for f in curve.frames], curve.returns,
             color="C%d" % color, linewidth=1.2,
             label="%s: training average (last 100 episodes)" % run_label(run))
+  evaluated = [(color, steps, record) for color, (run, _) in enumerate(runs)
+               for steps, record in sorted(run.evaluations().items())]
+  for i, (color, steps, record) in enumerate(evaluated):
+    ax.plot([steps / 1e6], [record.score[0]], "s", color="C%d" % color, fillstyle="none",
+            markeredgewidth=1.5, markersize=7, zorder=3,
+            label="each run's evaluations of its policy at that step (30 no-op starts), "
+                  "in its colour" if i == 0 else None)
   xs = [r["steps"] / 1e6 for r in rows]
   ax.errorbar(xs, [r["value"] for r in rows],
               yerr=[[r["value"] - r["outer_low"] for r in rows],
                     [r["outer_high"] - r["value"] for r in rows]],
               fmt="o", color="k", capsize=4,
               label="original code's README graph, as read (bars: its grey traces)")
-  evaluated = [r for r in rows if r["evaluation"] is not None]
-  if evaluated:
-    ax.plot([r["steps"] / 1e6 for r in evaluated],
-            [r["evaluation"].score[0] for r in evaluated], "s", color="k", fillstyle="none",
-            label="%s: evaluation of the policy at that step (30 no-op starts)" % label)
   ax.set_xlabel("agent steps = the original's global steps (millions; x4 frames)")
   ax.set_ylabel("score (Qbert)")
   ax.set_xlim(left=0)
   ax.grid(alpha=0.3)
-  ax.legend(loc="upper left", fontsize=8)
+  # Below the axes: inside, it hid the curves where they are compared (40M-60M, 11k-15k).
+  ax.legend(loc="upper left", bbox_to_anchor=(0, -0.13), fontsize=8)
   fig.tight_layout()
   fig.savefig(path, dpi=110)
   plt.close(fig)
@@ -236,7 +248,7 @@ def report(original_csv, run_folder, output_dir, command, results_dir=None):
            table_lines(rows), "", "## Comparison", "", paragraph_stub(rows), "",
            "![ours against the original](comparison.png)"]
   os.makedirs(output_dir, exist_ok=True)
-  plot(rows, runs, os.path.join(output_dir, "comparison.png"), name)
+  plot(rows, runs, os.path.join(output_dir, "comparison.png"))
   return "\n".join(lines) + "\n"
 
 
