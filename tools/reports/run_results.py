@@ -38,7 +38,8 @@ from tools.reports import run_record
 RUN_INFO_KEYS = ("command", "wall_time_s", "hardware", "agent_steps", "frames", "algorithm",
                  "env_name", "notes", "commit", "commit_note", "evaluated_policy", "config",
                  "config_note", "machine_note", "stop_reason", "stop_reason_note",
-                 "archive_reason", "superseded_by") + events.LEARNER_RATE_KEYS  # Ape-X's
+                 "archive_reason", "superseded_by",
+                 "wall_time_note") + events.LEARNER_RATE_KEYS  # Ape-X's
 COMMAND_TXT = "command.txt"
 WALL_TIME_TXT = "wall_time.txt"
 _SUMMARIES_WALL_TIME = "%s (pauses over %d s left out)" % (events.SUMMARIES_CSV, events.PAUSE_S)
