@@ -369,7 +369,8 @@ def test_every_atari_gin_qbert_run_in_one_table_with_its_seed_loop_and_jump(tmp_
   """results/qbert_original's table of every run: seed, the loop (by the run's commit:
   37cc749 before the loop in the original's order, b672281 its first commit), the first
   step at or above 7,000 (by hand: 19.5M for the first run, never for the second) and the
-  training average at 20M-45M where the run got there, and every evaluation by its step."""
+  training average at 20M-45M where the run got there, and every evaluation by its step;
+  which runs' curves drop at a resume (their commit before 97f9993)."""
   original = str(tmp_path / "original_curve.csv")
   graph_reading.write_csv([dict(x=2e7, value=4000.0, line_low=3900, line_high=4100,
                                 fill_low=3800, fill_high=4200, outer_low=3500,
@@ -384,13 +385,18 @@ def test_every_atari_gin_qbert_run_in_one_table_with_its_seed_loop_and_jump(tmp_
           seed=1, commit=original_curve.LOOP_COMMIT,
           evals={"eval_at_20000000.json": _evaluation("Qbert", 6000.0, 20 * M),
                  "eval_at_10000000.json": _evaluation("Qbert", 2000.0, 10 * M)})
+  publish(results, "qbert_window_s2", "Qbert", REFERENCE, [(10 * M, 2600.0)], seed=2,
+          commit=original_curve.WINDOW_COMMIT)
   publish(results, "qbert_fast", "Qbert", FAST, [(10 * M, 9000.0)])        # not atari.gin
   text = original_curve.report(original, old, str(tmp_path / "out"), "cmd", str(results))
   rows = [line for line in text.splitlines() if line.startswith("| qbert_")]
   assert rows == [
       "| qbert_old | 0 | loop before | 37cc749 | 19.5M | 9000 | 10000 | 11000 | 12000 | — |",
       "| qbert_new_s1 | 1 | original's order | b672281 | not reached | 5000 | — | — | — | "
-      "10M: 2000.0 ± 1.0 (s.e. 0.6); 20M: 6000.0 ± 1.0 (s.e. 0.6) |"]
+      "10M: 2000.0 ± 1.0 (s.e. 0.6); 20M: 6000.0 ± 1.0 (s.e. 0.6) |",
+      "| qbert_window_s2 | 2 | original's order | 97f9993 | not reached | — | — | — | — | — |"]
+  # Runs of commits before the window was checkpointed (97f9993) drop at each resume.
+  assert "The downward spikes of `qbert_old`, `qbert_new_s1` are resumes" in text
   assert os.path.getsize(os.path.join(tmp_path, "out", "comparison.png"))
 
 
